@@ -23,7 +23,7 @@ from benchrun.archive.claims import holds_sweep, refusal
 from benchrun.archive.dirlock import own_file
 from benchrun.archive.sweep import write_sweep_summary
 from benchrun.archive.sweepsources import changed_source
-from benchrun.compiler.tasksdir import tasks_around
+from benchrun.compiler.tasksdir import bench_around, tasks_around
 from benchrun.compose import hydragiven, hydranames, lokykeys, slurmoptions, slurmqueue, sweepsize, takeback
 from benchrun.compose.config import checked_directory, stood_for
 from benchrun.compose.labels import label
@@ -257,15 +257,17 @@ def _check_outputs(config: DictConfig, directory: str) -> None:
 
 def _check_outside_tasks(config: DictConfig, directory: str, made: Path, swept: list[Override] | None = None) -> None:
     """Refuse a run or sweep directory inside the tasks/ folder of the benchmark (of any a sweep runs: `swept`), each
-    of whose folders is read as a task (`compiler.tasksdir.tasks_around`)."""
+    of whose folders is read as a task (`compiler.tasksdir.tasks_around`), or that is the benchmark's folder or holds
+    it (`bench_around`)."""
     paths = next(([value for _, value in sweepsize.job_values(override)] for override in swept or ()
                   if override.key_or_group == "task.path"),
                  [OmegaConf.select(config, "task.path", default=None, throw_on_resolution_failure=False)])
-    if why := next((why for path in paths if isinstance(path, str) and path and (why := tasks_around(path, made))), None):
-        scratch = stood_for(str(made)) != str(made)  # a dry run's own folder, made in $TMPDIR
-        _refuse(f"{directory}={made}: {why}, the run's own among them; " + (
-            "a dry run's files go to a folder of $TMPDIR: set TMPDIR elsewhere" if scratch else
-            f"give another {directory}" if _given(config, directory) else "put runs elsewhere (outputs=DIR)"))
+    for check, tail in ((tasks_around, ", the run's own among them"), (bench_around, "")):
+        if why := next((why for path in paths if isinstance(path, str) and path and (why := check(path, made))), None):
+            scratch = stood_for(str(made)) != str(made)  # a dry run's own folder, made in $TMPDIR
+            _refuse(f"{directory}={made}: {why}{tail}; " + (
+                "a dry run's files go to a folder of $TMPDIR: set TMPDIR elsewhere" if scratch else
+                f"give another {directory}" if _given(config, directory) else "put runs elsewhere (outputs=DIR)"))
 
 
 def _given(config: DictConfig, directory: str) -> bool:

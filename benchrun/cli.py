@@ -30,6 +30,7 @@ from omegaconf.errors import (
 from benchrun.app import run
 from benchrun.archive.claims import stray_job_dir
 from benchrun.compose import takeback
+from benchrun.compose.commandline import not_held
 from benchrun.compose.config import register_with_hydra, unresolvable
 from benchrun.compose.labels import swept_keys, varied
 from benchrun.compose.takeback import forget_hydra_copies
@@ -147,6 +148,8 @@ def hydra_error(err: Exception) -> str | None:
     if isinstance(err, SearchPathException) and (found := CONFIG_DIR.fullmatch(str(err))) and os.path.exists(found[1]):
         return (f"--config-dir: '{found[1]}' is {not_a_file(os.stat(found[1]).st_mode) or 'a file'}, not a folder: "
                 "name the folder that holds your presets (runner/mine.yaml)")
+    if (unknown := not_held(err)) is not None:
+        return unknown
     lines = [line.strip() for line in str(err).splitlines() if line.strip() and not line.strip().startswith(
         ("^", "See https://hydra.cc", "Config search path", "provider="))]
     if isinstance(err, MissingConfigException) and len(lines) > 2 and lines[1].startswith("Available options"):

@@ -160,9 +160,9 @@ def test_csv_exports_hold_no_cell_a_spreadsheet_would_run(tmp_path):
 
 CONTROL = "\x1b[2J\x1b]0;owned\x07\rover\x9b31m"
 """Clear the screen, set the window title, return to the line's start, CSI (C1): what a hostile answer may hold."""
-ASKED = "\x0c\rover\x9b31m"
-"""The control characters a benchmark's text may hold (a form feed, a carriage return, C1's CSI): ESC and BEL are
-refused in it (core.filebytes.UNASKED)."""
+ASKED = "\x0c\rover\x8531m"
+"""The control characters a benchmark's text may hold (a form feed, a carriage return, C1's NEL): ESC, BEL and C1's CSI
+are refused in it (core.filebytes.UNASKED)."""
 
 
 def test_text_from_outside_is_printed_with_its_control_characters_visible(tmp_path):
@@ -179,7 +179,7 @@ def test_text_from_outside_is_printed_with_its_control_characters_visible(tmp_pa
                "compare": in_process(tmp_path, "compare", str(named), str(other))}
     assert {name: (r.returncode, r.stderr) for name, r in printed.items()} == dict.fromkeys(printed, (EXIT["ok"], ""))
     assert [name for name, r in printed.items() if any(c in r.stdout for c in "\x1b\x07\x9b")] == []
-    shown, asked = "\\x1b[2J\\x1b]0;owned\\x07\\rover\\x9b31m", "\\x0c\\rover\\x9b31m"
+    shown, asked = "\\x1b[2J\\x1b]0;owned\\x07\\rover\\x9b31m", "\\x0c\\rover\\x8531m"
     assert [f"  prompt    say {asked}", f"  response  {shown}"] == [
         line for line in printed["show"].stdout.splitlines() if line.startswith(("  prompt", "  response"))]
     assert asked in printed["dry run"].stdout

@@ -49,8 +49,9 @@ def test_yaml_indentation_error_names_line_and_column(tmp_path):
 def test_yaml_control_character_names_line_and_column(tmp_path):
     files = {"tasks.yml": "- name: t\n  template: say\x01 {a}\n  values: {a: [1]}\n"}
     assert compile_error(tmp_path, files) == (
-        "in 'tasks.yml': line 2, column 16: YAML syntax error: unacceptable character #x0001: "
-        "special characters are not allowed")
+        "in 'tasks.yml': line 2, column 16: '\\x01', a control character, which no text asks (it would be sent as "
+        "written, and a terminal showing it takes it as a command); remove it (a tab, a line break or a form feed is "
+        "kept)")
 
 
 def test_tasks_yml_that_is_not_utf8(tmp_path):

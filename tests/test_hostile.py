@@ -242,7 +242,7 @@ OVERRIDES = [  # command-line overrides of `python -m benchrun dry_run=true`: (a
      "in 'config': runner.options.temprature: unknown option 'temprature' (did you mean 'temperature'?)"),
     (["+runner.concurrencyy=2"], "in 'config': runner.concurrencyy: unknown key 'concurrencyy' (did you mean "
                                     "'concurrency'?)"),
-    (["runner.modle=x"], "Could not override 'runner.modle'. To append to your config use +runner.modle=x"),
+    (["runner.modle=x"], "in 'config': runner.modle: unknown key 'modle' (did you mean 'model'?)"),
     (["runner=olama"], "In 'config': Could not find 'runner/olama' (options: local, ollama, openai)"),
     (["model=nosuch"], "In 'config': Could not find 'model/nosuch' (options: gemma3, llama3.2)"),
     (["task.path=~/benchrun-nowhere"], "task.path: '<home>/benchrun-nowhere' is not a directory (looked in "

@@ -115,7 +115,7 @@ def test_a_few_shot_example_of_many_fields_stops_rendering_past_the_limit(tmp_pa
 
 
 @pytest.mark.parametrize("template, values, prompt", [
-    ("{{a}} {a!r:>6} {a:{w}} {{{a}}}", {"a": ["x", "y"], "w": ["^5", "<3"]}, "{a}    'x'   x   {x}"),
+    ("{{c}} {a!r:>6} {a:{w}} {{{a}}}", {"a": ["x", "y"], "w": ["^5", "<3"]}, "{c}    'x'   x   {x}"),
     ("{a:.2f}|{a:+08.3f}|{a:,}", {"a": [1234.5, 2.0]}, "1234.50|+1234.500|1,234.5"),
 ])
 def test_a_template_renders_as_str_format_does(tmp_path, template, values, prompt):

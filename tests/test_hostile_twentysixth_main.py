@@ -62,7 +62,9 @@ def test_a_second_command_in_one_process_says_nothing_of_the_first_ones_sweep(tm
     make_run(tmp_path / "first", "task=listbench", multirun=True)
     result = call_benchrun("task=listbench", "nosuchkey=1", cwd=tmp_path)
     assert (result.returncode, result.stderr) == (
-        EXIT["usage"], "benchrun: error: Could not override 'nosuchkey'. To append to your config use +nosuchkey=1\n")
+        EXIT["usage"], "benchrun: error: in 'config': nosuchkey: unknown key 'nosuchkey' (allowed: task, runner, "
+                       "model_preset, dry_run, runner_file, outputs, scorer_timeout_s, judge, repeats, repeat_seeds, "
+                       "cache, cache_dir, shard)\n")
 
 
 def test_a_server_lost_after_its_one_attempt_says_one_attempt() -> None:

@@ -10,6 +10,7 @@ import os
 from collections import deque
 from pathlib import Path
 
+from benchrun.core.advice import audit_command
 from benchrun.core.errors import ArchiveError, BenchrunError
 from benchrun.core.filebytes import MAX_JSON_BYTES, read_bounded
 from benchrun.core.layout import LOCK, MULTIRUN_FILE, RESCORES, RUN, RUN_FILES, RUN_OWN, SWEEP_FILE, UNFINISHED
@@ -124,7 +125,7 @@ def taken(run_dir: Path, chosen_by: str = HYDRA_DIR) -> str:
     except (BenchrunError, ValueError):
         present = ", ".join(name for name in RUN_FILES if (run_dir / name).exists())
         return f"{run_dir} already holds a run's files ({present}); nothing was changed; {new_dir}"
-    finish = f", or finish that run with: benchrun-audit resume {run_dir}" if info.status in UNFINISHED else ""
+    finish = f", or finish that run with: {audit_command('resume', run_dir)}" if info.status in UNFINISHED else ""
     return f"{run_dir} already holds run {info.run_id} ({info.status}); nothing was changed; {new_dir}{finish}"
 
 

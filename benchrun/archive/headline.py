@@ -9,6 +9,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from benchrun.core.advice import audit_command
 from benchrun.core.errors import ArchiveError
 from benchrun.core.layout import RUN, SEAL, SUMMARY
 
@@ -48,5 +49,5 @@ def _sha256(path: Path) -> str:
 
 def distrusted(run: Run, problem: str) -> ArchiveError:
     """The error of a reader that found `problem` (`file: why`) in the run before reading a number of it."""
-    return ArchiveError(f"run {run.id}: {problem}, so what it says cannot be trusted; benchrun-audit verify {run.path} "
+    return ArchiveError(f"run {run.id}: {problem}, so what it says cannot be trusted; {audit_command('verify', run.path)} "
                         "says what changed", file=str(run.path))

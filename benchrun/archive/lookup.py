@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Iterator
 
 from benchrun.archive.reader import DEFAULT_ROOT, PathLike, Run, load_run
+from benchrun.core.advice import audit_command
 from benchrun.core.errors import ArchiveError, reading
 from benchrun.core.home import expanded
 from benchrun.core.layout import MULTIRUN_FILE, RUN, SWEEP_FILE, number_in
@@ -155,7 +156,7 @@ def _runs_in(folder: Path) -> str:
     if later:
         return f"; it holds only runs made in it later by a retry or a merge: name one ({_some([r.path for r in later])})"
     deeper = next(run_dirs(folder), None)  # an archive's root: its runs lie deeper, in dated folders
-    return f"; runs lie deeper in it ({deeper}): name them (benchrun-audit list {folder})" if deeper else ""
+    return f"; runs lie deeper in it ({deeper}): name them ({audit_command('list', folder)})" if deeper else ""
 
 
 def _some(paths: list[Path]) -> str:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Iterable, Iterator, Protocol
 from benchrun.archive import ledger, repair
 from benchrun.archive.dirlock import run_writer
 from benchrun.archive.writer import file_digest
+from benchrun.core.advice import audit_command
 from benchrun.core.errors import ArchiveError, BenchrunError, reading, without_file
 from benchrun.core.filebytes import CHUNK_BYTES, missing
 from benchrun.core.layout import (
@@ -185,7 +186,7 @@ def not_finished(run: Run, command: str) -> str:
         return f"it has not finished; it is being written ({writer}): {command} it once it has ended"
     if run.info.manifest_id is None:
         return f"it {STOPPED_UNCOMPILED} and asked nothing; start a new run"
-    return f"it has not finished; finish it with benchrun-audit resume {run.path}"
+    return f"it has not finished; finish it with {audit_command('resume', run.path)}"
 
 
 def uncompiled(run: Run) -> str:

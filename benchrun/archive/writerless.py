@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from benchrun.core.advice import audit_command
 from benchrun.core.layout import LOCK
 
 if TYPE_CHECKING:
@@ -63,6 +64,6 @@ def not_held(run: Run, lock: LockState) -> str:
         return f"{ELSEWHERE.format(describe(lock.note))}; verify the run where it is written"
     if lock.note:
         finish = ("it asked nothing, for it stopped before it compiled: start a new run" if run.info.manifest_id is None
-                  else f"finish it with: benchrun-audit resume {run.path}")
+                  else f"finish it with: {audit_command('resume', run.path)}")
         return f"its writer ({describe(lock.note)}) stopped before the run ended (killed, or its disk failed); {finish}"
     return "its last writer let go of it cleanly, which a writer does once the run has ended: run.json was edited"

@@ -38,6 +38,7 @@ from benchrun.audit.intotasks import among_tasks
 from benchrun.audit.named import runs_named
 from benchrun.audit.verify import check_run
 from benchrun.console import output
+from benchrun.core.advice import audit_command
 from benchrun.core.errors import EXIT, ArchiveError, RunDirTaken, os_problem
 from benchrun.core.layout import LOCK, MANIFEST, Status
 from benchrun.core.lineage import Merge, MergedShard, recorded
@@ -140,7 +141,7 @@ def _shard_of(run: Run) -> Shard:
                            f"{findings[0].message}", file=str(run.path))
     if left := ungraded(run):
         raise ArchiveError(f"run {run.id} (shard {info.shard}) is {info.status} with {len(left)} of its answers not "
-                           f"graded; finish it with benchrun-audit resume {run.path}", file=str(run.path))
+                           f"graded; finish it with {audit_command('resume', run.path)}", file=str(run.path))
     if mixed := mixed_models(run) or mixed_judges(run):
         raise ArchiveError(f"run {run.id} (shard {info.shard}) holds {mixed}: a merged run is of one model",
                            file=str(run.path))
@@ -307,5 +308,5 @@ def _status(counts: Counts, merge: Merge, short: int, into: Path) -> tuple[Statu
     if short:
         gone = f"no run of shard {', '.join(merge.missing)}; " if merge.missing else ""
         return "interrupted", (f"merged with --partial: {gone}{counted(short, 'answer')} not asked; finish it with: "
-                               f"benchrun-audit resume {into.absolute()}")
+                               f"{audit_command('resume', into.absolute())}")
     return "completed_with_errors" if counts.request_errors or counts.scorer_errors else "completed", None

@@ -35,6 +35,7 @@ from benchrun.compiler.plan import Plan, manifest_config, runner_spec, source_fi
 from benchrun.compose.config import plain_config
 from benchrun.console import output
 from benchrun.core import secrets
+from benchrun.core.advice import audit_command
 from benchrun.core.errors import EXIT, ArchiveError, BenchrunError, ConfigError
 from benchrun.core.interrupts import INTERRUPTS
 from benchrun.core.judgekeys import as_made
@@ -250,7 +251,7 @@ def checked_manifest(run: Run, force: bool) -> Manifest:
     info = run.info
     if info.status not in UNFINISHED:
         failed = "samples" if info.counts.request_errors else "judge requests" if unreplied(run) else ""
-        retry = f"; to ask its failed {failed} again: benchrun-audit retry {run.path}" if failed else ""
+        retry = f"; to ask its failed {failed} again: {audit_command('retry', run.path)}" if failed else ""
         raise ArchiveError(f"run {run.id} is {info.status}; nothing to resume{retry}", file=str(run.path))
     if info.manifest_id is None:
         raise ArchiveError(trust.uncompiled(run), file=str(run.path))

@@ -39,6 +39,7 @@ from benchrun.audit.sources import check_sources
 from benchrun.audit.summarycheck import RunPass, disagreement
 from benchrun.console import output
 from benchrun.console.visible import shown_name
+from benchrun.core.advice import audit_command
 from benchrun.core.errors import EXIT, BenchrunError
 from benchrun.core.layout import (
     CONFIG,
@@ -154,7 +155,7 @@ def _sealing(run: Run, lock: LockState) -> str:
     if lock.note:
         how = "finish" if run.info.status in UNFINISHED else "seal"  # an interrupted run has samples left to ask
         return (f": its writer ({describe(lock.note)}) was stopped before it sealed the run (killed, or its disk "
-                f"failed); {how} it with: benchrun-audit resume {run.path}")
+                f"failed); {how} it with: {audit_command('resume', run.path)}")
     return ""
 
 
@@ -172,7 +173,7 @@ def _digested(run: Run, kept: RunPass | None) -> list[Finding]:
     if info.manifest_id is None:
         return [f for name, digest in info.files.items() for f in check_file(run.path, name, digest)]
     if not info.files:  # a run that says `running` was explained by check_seal
-        finish = f"; finish it with: benchrun-audit resume {run.path}" if info.status in UNFINISHED else ""
+        finish = f"; finish it with: {audit_command('resume', run.path)}" if info.status in UNFINISHED else ""
         unfinished = [] if info.status == "running" else [  # a job its sweep's end said interrupted, say: resume ends it
             Finding(False, RUN, f"the run did not finish (status {info.status}): no final digests; {UNSEALED_LINES}"
                                 f"{finish}")]

@@ -25,6 +25,7 @@ from urllib.parse import quote
 
 from benchrun.compiler.alike import first_alike
 from benchrun.compiler.blanks import refuse_blank_example, refuse_blank_values
+from benchrun.compiler.braces import refuse_escaped_fields
 from benchrun.compiler.data import Example, draw
 from benchrun.compiler.files import REFERENCE
 from benchrun.compiler.schemas import SHOWN
@@ -91,6 +92,7 @@ def template_parts(spec: TaskSpec, limits: Limits) -> Parts:
         parsed = list(string.Formatter().parse(spec.template))
     except ValueError as err:
         raise _error(spec, "template", f"not a valid str.format template: {err}") from None
+    refuse_escaped_fields(((literal, name) for literal, name, *_ in parsed), spec.values, spec.where("template"))
     return [(literal, None if name is None else _field(spec, name, conversion, format_spec or "", limits))
             for literal, name, format_spec, conversion in parsed]
 

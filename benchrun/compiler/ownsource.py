@@ -101,6 +101,7 @@ def refuse_unseen_imports(sources: dict[str, Path], bench: Path) -> None:
         tree = _parsed(path)
         _refuse_unrecorded(rel, tree, bench)
         _refuse_shadowed(rel, tree, bench)
+        _refuse_from_working_directory(rel, tree, bench)
 
 
 def _refuse_unrecorded(rel: str, tree: ast.AST, bench: Path) -> None:
@@ -130,6 +131,27 @@ def _refuse_shadowed(rel: str, tree: ast.AST, bench: Path) -> None:
         raise TaskError(f"imports '{top}' (line {line}), and the benchmark holds {own}, but Python gives it the "
                         f"library of that name that benchrun had already loaded ({loaded}), not the benchmark's "
                         f"file: rename {own}", file=rel)
+
+
+def _refuse_from_working_directory(rel: str, tree: ast.AST, bench: Path) -> None:
+    """Refuse file `rel` (parsed: `tree`) importing a module Python found in the working directory (which `python -m`
+    puts first on its path), outside the benchmark, and on no other entry of the path (PYTHONPATH's, an install's): a
+    helpers.py beside where benchrun ran scored, unrecorded, and the same benchmark run from elsewhere could not
+    import it."""
+    here = Path.cwd().resolve()
+    for line, name in _imports_in(tree):
+        top = name.partition(".")[0]
+        where = getattr(sys.modules.get(top), "__file__", None)
+        if not isinstance(where, str) or _beneath(Path(where), bench):
+            continue
+        path = Path(where).resolve()
+        if path.is_relative_to(BENCHRUN) or (path.parent.parent if path.name == "__init__.py" else path.parent) != here:
+            continue
+        if importlib.machinery.PathFinder.find_spec(top, [entry for entry in sys.path[1:] if entry]) is None:
+            raise TaskError(f"imports '{top}' (line {line}), which Python found in the working directory ({path}), "
+                            "outside the benchmark: the run records only the benchmark's own modules, and run from "
+                            "elsewhere the benchmark could not import it; move it into the benchmark, or install it",
+                            file=rel)
 
 
 def refuse_linked_out(bench: Path, rel: str) -> None:

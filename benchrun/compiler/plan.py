@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import difflib
+import inspect
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +20,7 @@ from benchrun.compiler.patterns import patterns_in, read_apart, regex_read
 from benchrun.compiler.schemas import SHOWN
 from benchrun.compiler.shots import refuse_shown_answers
 from benchrun.compiler.sources import TaskSpec, benchmark_files, read_tasks
-from benchrun.compiler.usercode import contained, forget_local_modules, local_modules
+from benchrun.compiler.usercode import contained, forget_local_modules, held_otherwise, local_modules
 from benchrun.core import secrets
 from benchrun.core.errors import ConfigError, TaskError
 from benchrun.core.filebytes import digests_read, read_bounded
@@ -35,6 +36,7 @@ from benchrun.core.manifest import (
     TaskEntry,
     Turn,
     outside_reference,
+    schema_references,
     sha256_bytes,
 )
 from benchrun.core.resources import DEMO_SCHEME, bench_dir
@@ -85,7 +87,7 @@ def compiled(cfg: Mapping[str, Any], cwd: Path | None = None) -> Plan:
         system, turns = cfg["task"].get("system") or spec.system, grid.turns(spec, limits)
         preamble = len(system or "") + sum(len(turn.user) + len(turn.assistant) for turn in turns)
         task_samples = grid.samples(spec, limits, rendered, preamble)
-        tasks.append(_task_entry(spec, len(task_samples), known_formats, known_scorers, system, turns))
+        tasks.append(_task_entry(spec, len(task_samples), known_formats, known_scorers, system, turns, bench))
         refuse_unanswerable(spec, tasks[-1], task_samples)
         refuse_shown_answers(spec, turns, task_samples)
         samples.extend(task_samples)
@@ -157,18 +159,25 @@ def select(specs: list[TaskSpec], only: list[str] | None) -> list[TaskSpec]:
 
 
 def _task_entry(spec: TaskSpec, n: int, known_formats: dict[str, type[BaseModel]],
-                known_scorers: dict[str, scoring.Scorer], system: str | None, turns: tuple[Turn, ...]) -> TaskEntry:
+                known_scorers: dict[str, scoring.Scorer], system: str | None, turns: tuple[Turn, ...],
+                bench: Path) -> TaskEntry:
     return TaskEntry(system=system, fewshot=turns,
         name=spec.name, description=spec.description, source=spec.source, template=spec.template,
         reference="calculated" if spec.reference == "calculated" else "list",
         value_combinations=spec.value_combinations, n_samples=n,
-        format=format_spec(spec.format, known_formats, spec.where("format")),
-        scorers=tuple(_scorer(spec, s, known_scorers) for s in spec.scorers), judges=spec.judges)
+        format=format_spec(spec.format, known_formats, spec.where("format"), bench),
+        scorers=tuple(_scorer(spec, s, known_scorers, bench) for s in spec.scorers), judges=spec.judges)
 
 
-def format_spec(name: str, known: dict[str, type[BaseModel]], where: dict[str, str | None]) -> FormatSpec:
-    """Response class `name` with its JSON schema; refused (at `where`) when it is not one of `known`."""
+def format_spec(name: str, known: dict[str, type[BaseModel]], where: dict[str, str | None],
+                bench: Path | None = None) -> FormatSpec:
+    """Response class `name` with its JSON schema; refused (at `where`) when it is not one of `known` (saying what
+    the custom_response.py of the benchmark at `bench` holds as `name`, if it holds it)."""
     cls = known.get(name)
+    if cls is None and bench is not None and (other := held_otherwise(
+            bench / formats.CUSTOM_FILE, name, _a_model, "a pydantic model (a subclass of BaseModel)")) is not None:
+        raise TaskError(f"format {name_said(name)}: {formats.CUSTOM_FILE} holds it as {other}; a format is a class the "
+                        f"file defines: class {name}(BaseModel)", **where)
     if cls is None:
         raise TaskError(f"unknown format {name_said(name)} ({_choices(formats.BUILTIN, known, formats.CUSTOM_FILE)})", **where)
     origin = "builtin" if formats.BUILTIN.get(name) is cls else formats.CUSTOM_FILE
@@ -186,7 +195,8 @@ def format_spec(name: str, known: dict[str, type[BaseModel]], where: dict[str, s
 def _a_json_schema(name: str, schema: Any) -> None:
     """Refuse a custom class's schema that is not a JSON Schema (`model_json_schema` returning
     `{"properties": "x"}`): the format check could not be made of it, a traceback once the run had begun; and one that
-    is no object (`true`, `false`: JSON Schema's own, a traceback as the manifest was made)."""
+    is no object (`true`, `false`: JSON Schema's own, a traceback as the manifest was made), or that refers to a part
+    it lacks (`_refs_held`)."""
     from jsonschema import Draft202012Validator, FormatChecker, SchemaError  # only for a custom format: 50 ms of import
 
     if not isinstance(schema, dict):
@@ -202,6 +212,36 @@ def _a_json_schema(name: str, schema: Any) -> None:
         where = "/".join(map(str, err.absolute_path)) or "its top"
         raise TaskError(f"format '{name}': its JSON schema is not a JSON Schema ({err.message}, at {where}); let "
                         "pydantic make it from the class's fields", file=formats.CUSTOM_FILE) from None
+    _refs_held(name, schema)
+
+
+FORMAT_URI = "urn:benchrun:format"
+"""The address a format's schema is read at, to resolve its own `$ref`s against."""
+
+
+def _a_model(obj: object) -> bool:
+    return inspect.isclass(obj) and issubclass(obj, BaseModel)
+
+
+def _refs_held(name: str, schema: dict[str, Any]) -> None:
+    """Refuse a schema whose `$ref` names a part of it that it lacks (`#/$defs/Nope`): the run's format check could
+    not be made of it, and the run failed at once, blaming its manifest. A schema with an `$id` (whose refs are read
+    against it) is left to the run's check."""
+    from referencing import Registry
+    from referencing.exceptions import Unresolvable
+    from referencing.jsonschema import DRAFT202012
+
+    if '"$id"' in json.dumps(schema):
+        return
+    resolver = Registry().with_resource(FORMAT_URI, DRAFT202012.create_resource(schema)).crawl().resolver(FORMAT_URI)
+    for key, ref in schema_references(schema):
+        try:
+            if key == "$ref":
+                resolver.lookup(ref)
+        except Unresolvable:
+            raise TaskError(f"format '{name}': its JSON schema refers to {ref!r} ($ref), which it does not hold, and "
+                            "the format check cannot be made without it; define it (in $defs), or let pydantic make "
+                            "the schema from the class's fields", file=formats.CUSTOM_FILE) from None
 
 
 def _read_alike(name: str, schema: dict[str, Any], task: str | None) -> None:
@@ -222,11 +262,15 @@ def _refs_inside(name: str, schema: Any) -> None:
                         "custom_response.py", file=formats.CUSTOM_FILE)
 
 
-def _scorer(spec: TaskSpec, name: str, known: dict[str, scoring.Scorer]) -> ScorerSpec:
+def _scorer(spec: TaskSpec, name: str, known: dict[str, scoring.Scorer], bench: Path) -> ScorerSpec:
     if name in RESERVED_SCORERS:
         raise TaskError(f"'{name}' is benchrun's own score (each answer checked against its format, always "
                         "recorded): name the scorer otherwise", **spec.where("scorer"))
     fn = known.get(name)
+    if fn is None and (other := held_otherwise(bench / scoring.CUSTOM_FILE, name, inspect.isfunction,
+                                                "a function defined with def")) is not None:
+        raise TaskError(f"scorer {name_said(name)}: {scoring.CUSTOM_FILE} holds it as {other}; a scorer is a function "
+                        f"the file defines: def {name}(response, reference)", **spec.where("scorer"))
     if fn is None:
         raise TaskError(f"unknown scorer {name_said(name)} ({_choices(scoring.BUILTIN, known, scoring.CUSTOM_FILE)})",
                         **spec.where("scorer"))

@@ -29,3 +29,21 @@ def tasks_around(bench: str, path: Path) -> str | None:
     if (first := inside.relative_to(tasks).parts[:1]) and (tasks / first[0] / "template.txt").is_file():
         return None
     return f"inside the benchmark's {TASKS_DIR}/ folder ({tasks}), each of whose folders is read as a task"
+
+
+def bench_around(bench: str, path: Path) -> str | None:
+    """Why `path`, a run's or a sweep's directory to be, cannot be there: the folder of the benchmark at `bench` itself
+    (`hydra.run.dir=bench`), or one holding it (`hydra.run.dir=.` beside it): the run's files were written among the
+    benchmark's, and a run directory held its sources, which removing the run removed. None when it is neither, or
+    `bench` names no folder here (a shipped demo, `demo:listbench`; a path that is not there, said where task.path
+    is checked)."""
+    try:
+        folder = Path(os.path.realpath(expanded(bench, "task.path")))
+    except ConfigError:
+        return None
+    around = Path(os.path.realpath(path))
+    if not folder.is_dir() or not folder.is_relative_to(around):  # not a folder here: a demo's `demo:name`, a typo
+        return None
+    where = "the benchmark's own folder" if folder == around else f"a folder holding the benchmark ({folder})"
+    return (f"{where}: a run's directory holds the run's files alone, and removing the run would remove the "
+            "benchmark with it")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import importlib.util
+import inspect
 import json
 import logging
 import os
@@ -24,7 +25,7 @@ import traceback
 import uuid
 from pathlib import Path
 from types import ModuleType
-from typing import BinaryIO, Iterable, Iterator
+from typing import BinaryIO, Callable, Iterable, Iterator
 
 from benchrun.compiler.ownsource import (
     LOADED,
@@ -62,6 +63,7 @@ me, forked, marks = os.getpid(), [], os.fdopen(int(sys.argv[3]), 'w', encoding='
 os.register_at_fork(after_in_parent=lambda: forked.append(True), after_in_child=lambda: [
     os.dup2(os.open(os.devnull, os.O_WRONLY), fd) for fd in (1, marks.fileno())])
 try:
+    sys.path.insert(0, os.path.dirname(sys.argv[1]))
     found = runpy.run_path(sys.argv[1], run_name='benchrun_probe')
     for name, value in list(found.items()):
         if isinstance(value, type) and value.__module__ == 'benchrun_probe' and hasattr(value, 'model_json_schema'):
@@ -160,13 +162,13 @@ def import_file(path: Path, rel: str, probe: bool = True, digests: Digests | Non
     if probe:
         probed(path, rel)
     from_source(path.parent)
-    digest = hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:12]
-    name = f"benchrun_user_{digest}_{path.stem}"
+    name = module_name(path)
     spec = importlib.util.spec_from_file_location(name, path, loader=Held(name, path, data))
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     try:
-        with contained(rel, "cannot import", path):
+        with contained(rel, "cannot import", path):  # sys.path put back after it (runstate.kept)
+            sys.path.insert(0, str(path.parent))  # as Python puts a script's folder: its own modules, from anywhere
             spec.loader.exec_module(module)
         refuse_linked_out(path.parent, rel)
         SOURCES[name] = {path.name: found, **_own_digests(path.parent, rel, digests)}
@@ -176,6 +178,27 @@ def import_file(path: Path, rel: str, probe: bool = True, digests: Digests | Non
         del sys.modules[name]
         raise
     return module
+
+
+def module_name(path: Path) -> str:
+    """The name the benchmark file `path` is imported under: unique to its location."""
+    return f"benchrun_user_{hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:12]}_{path.stem}"
+
+
+def held_otherwise(path: Path, name: str, wanted: Callable[[object], bool], wanted_kind: str) -> str | None:
+    """What the imported benchmark file `path` holds as `name` that a task cannot name (none `wanted`, of
+    `wanted_kind`, defined in it): a class or function imported into it, an object of another kind, one named as
+    private; None when it holds nothing of that name."""
+    module = sys.modules.get(module_name(path))
+    if module is None or (obj := vars(module).get(name)) is None or inspect.ismodule(obj):
+        return None
+    named = inspect.isclass(obj) or inspect.isfunction(obj) or inspect.isbuiltin(obj)
+    kind = "a class" if inspect.isclass(obj) else "a function" if named else f"an object of class {type(obj).__name__!r}"
+    if named and not defined_here(module, obj):
+        return f"{kind} imported from {getattr(obj, '__module__', None) or 'elsewhere'}, not defined in it"
+    if not wanted(obj):
+        return f"{kind}, not {wanted_kind}"
+    return "named as private (its leading '_')" if name.startswith("_") else None
 
 
 def _own_digests(folder: Path, rel: str, digests: Digests | None) -> Digests:

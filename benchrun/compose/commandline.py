@@ -3,16 +3,18 @@ number or list too large for Hydra's parser, nothing taking benchrun's own confi
 
 from __future__ import annotations
 
+import difflib
 import re
 import sys
-from typing import Sequence
+from typing import Mapping, Sequence
 
 from omegaconf import OmegaConf
+from omegaconf.errors import ConfigAttributeError, ConfigKeyError
 
-from benchrun.compose.config import refuse_secrets
+from benchrun.compose.config import keys_taken, refuse_secrets
 from benchrun.core import secrets
 from benchrun.core.errors import ConfigError
-from benchrun.core.keys import override_key
+from benchrun.core.keys import override_key, unknown_key
 from benchrun.core.resources import data_dir
 from benchrun.core.text import too_many_digits
 
@@ -122,3 +124,40 @@ def _names_flag(arg: str, given: str) -> bool:
     flag = arg.split("=", 1)[0]
     shortest = len("--e") if given == "--experimental-rerun" else len("--config-p")
     return len(flag) >= shortest and given.startswith(flag)
+
+
+NOT_HELD = "Could not override '"
+"""How Hydra begins its words for an override of a key the config does not hold (`runner.modle=x`)."""
+NOT_DELETED = ("Could not delete from config. '", "' does not exist.")
+"""Hydra's words around a key an override deletes that the config holds no value of (`~runner.modle`)."""
+
+
+def not_held(err: Exception) -> str | None:
+    """Hydra's `Could not override 'runner.modle'. To append to your config use +runner.modle=x` (advice to add a key
+    no config takes), or `Could not delete from config. 'runner.modle' does not exist.`, in benchrun's words: the key
+    unknown, with the nearest the config takes there (`+runner.modle=x`'s words), or, for one it takes and holds no
+    value of, how to add it (nothing to delete); None for any other error."""
+    cause, said = err.__cause__, str(err)
+    if said.startswith(NOT_DELETED[0]) and said.endswith(NOT_DELETED[1]):
+        key = said[len(NOT_DELETED[0]):-len(NOT_DELETED[1])]
+        return _said(key, keys_taken(key.split(".")[:-1]), [], "the config holds no value of it, so the override "
+                                                                  "deletes nothing; leave it out")
+    if not isinstance(cause, (ConfigAttributeError, ConfigKeyError)) or not said.startswith(NOT_HELD):
+        return None
+    key = said[len(NOT_HELD):].split("'", 1)[0]
+    held = list(cause.parent_node or ()) if isinstance(cause.parent_node, Mapping) else []
+    taken = keys_taken(key.split(".")[:-1], cause.parent_node.get("type") if held else None)
+    return _said(key, taken, held, "the config holds no value of it to override; add it with a '+': "
+                                   f"{said.split(' use ', 1)[1]}")
+
+
+def _said(key: str, taken: list[str] | None, held: list[str], unset: str) -> str | None:
+    """The line for override of `key`, which the config does not hold: `unset` for a key it `taken` (none given
+    yet), else the key unknown with the nearest of `taken` (of `held`, the keys Hydra's own section holds, if one is
+    close); None where no model of benchrun's is and none is close (Hydra's words stand)."""
+    name = key.split(".")[-1]
+    if taken is not None and name in taken:
+        return str(ConfigError(unset, file="config", key=key))
+    if taken is None and not difflib.get_close_matches(name, held, n=1):
+        return None
+    return str(ConfigError(unknown_key(name, taken if taken is not None else held), file="config", key=key))

@@ -286,7 +286,8 @@ def describe_validation(err: ValidationError, root: type[BaseModel] = RunConfig,
     elif unquoted := _read_unquoted(first, where):
         message = unquoted
     else:
-        message = problem_said(first)
+        message = problem_said(first) + (f" (one item is a list of one: [{first['input']}])"
+                                         if kind == "list_type" and isinstance(first["input"], str) else "")
     return f"{where}: {message}" if where else message
 
 
@@ -299,6 +300,18 @@ def _list_item(err: ValidationError) -> tuple[int, Any] | None:
         if len(loc) == len(branch) + 2 and loc[:len(branch)] == branch and isinstance(loc[-1], int):
             return loc[-1], other
     return None
+
+
+def keys_taken(parts: Sequence[str], runner_type: Any = None) -> list[str] | None:
+    """The keys the config takes under the key path `parts` (a runner's of `runner_type`, or every runner's; every
+    runner's options); None where no model of benchrun's is (Hydra's own keys, a value that is no section)."""
+    loc = ["runner", runner_type, *parts[1:]] if parts[:1] == ["runner"] and runner_type in RUNNERS else [*parts]
+    if parts[:1] == ["runner"] and list(parts[1:]) == ["options"]:
+        return sorted({key for runner in RUNNERS.values() for key in runner.options_model().model_fields})
+    if list(parts) == ["runner"] and runner_type not in RUNNERS:
+        return sorted({key for runner in RUNNERS.values() for key in runner.model_fields})
+    model, head, keys = _model_at(RunConfig, [*loc, "?"])
+    return allowed_keys(model, head) if keys == ["?"] and parts[:1] != ["hydra"] else None
 
 
 def _model_at(root: type[BaseModel], loc: list[Any]) -> tuple[type[BaseModel], list[Any], list[Any]]:

@@ -115,9 +115,26 @@ class RunInterrupted(KeyboardInterrupt):
     exit_code = EXIT["interrupted"]
 
 
+TAKEN = {"list_type": "a list"}
+"""The problems of a value of another kind than its key takes, said with what was given (pydantic's `Input should be
+a valid list` did not say that `task.only=t` gave one text). A mapping's (`Input should be an object`) stays pydantic's,
+as the archive's readers say it of run.json and the manifest alike (dict_type and model_type)."""
+
+
 def problem_said(problem: Mapping[str, Any]) -> str:
-    """pydantic's message of one validation problem, without the `Value error, ` it puts before a validator's own."""
-    return str(problem["msg"]).removeprefix("Value error, ")
+    """pydantic's message of one validation problem, without the `Value error, ` it puts before a validator's own; a
+    value of another kind (TAKEN) said with the kind given."""
+    if (taken := TAKEN.get(problem["type"])) is None:
+        return str(problem["msg"]).removeprefix("Value error, ")
+    return f"{_kind_given(problem['input'])}, where {taken} is taken"
+
+
+def _kind_given(value: Any) -> str:
+    """`'t' is text`, `5 is a number`, `a mapping`: a value of a config or a record by its kind, a short one shown."""
+    kinds = ((str, "text"), (bool, "a boolean"), ((int, float), "a number"), (Mapping, "a mapping"), (list, "a list"))
+    kind = next((said for types, said in kinds if isinstance(value, types)), "null" if value is None else "a value")
+    shown = repr(value) if isinstance(value, str) else str(value).lower() if isinstance(value, bool) else repr(value)
+    return f"{shown} is {kind}" if isinstance(value, (str, int, float)) and len(shown) <= 40 else kind
 
 
 def problem_line(problem: Mapping[str, Any], what: str | None = None) -> str:

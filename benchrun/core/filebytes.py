@@ -100,10 +100,9 @@ def _too_large(size: int, limit: int, key: str | None) -> str:
 def read_utf8(path: Path, rel: str, error: type[BenchrunError] = TaskError, bom: bool = False,
               limit: int = MAX_FILE_BYTES, limit_key: str | None = None, **where: str) -> str:
     """The text of `path` (read_bounded, at most `limit` bytes, set by `limit_key`), UTF-8 (with `bom`, a benchmark's
-    text: a byte-order mark first is dropped and one anywhere else refused, MARK_INSIDE, as is a control character
-    UNASKED), its line ends read as Python's text files read
-    them (CRLF and CR are LF: a template saved on Windows asks what it asked on Linux); a NUL byte refused, naming its
-    line."""
+    text: a byte-order mark first is dropped and any character UNASKED refused, naming its line), its line ends read
+    as Python's text files read them (CRLF and CR are LF: a template saved on Windows asks what it asked on Linux); a
+    NUL byte refused in any file."""
     return utf8_text(read_bounded(path, rel, error, limit, limit_key, **where), rel, error, bom, **where)
 
 
@@ -113,13 +112,8 @@ def utf8_text(data: bytes, rel: str, error: type[BenchrunError] = TaskError, bom
         text = data.decode("utf-8-sig" if bom else "utf-8")
     except UnicodeDecodeError as err:
         raise error(f"not UTF-8 text ({err.reason})", file=rel, **where) from None
-    if (nul := text.find("\0")) >= 0:  # valid UTF-8, never text: a file saved as UTF-16 without its mark is ASCII and NULs
-        raise error(f"{_position(text, nul)}: a NUL byte, which no text holds (a file saved as UTF-16, or not "
-                    "text?); save it as UTF-8", file=rel, **where)
-    if bom and (mark := text.find(MARK)) >= 0:
-        raise error(f"{_position(text, mark)}: {MARK_INSIDE}", file=rel, **where)
-    if bom and (control := UNASKED.search(text)) is not None:
-        raise error(f"{_position(text, control.start())}: {control_inside(control[0])}", file=rel, **where)
+    if (found := (UNASKED if bom else NUL).search(text)) is not None:
+        raise error(f"{_position(text, found.start())}: {unasked_said(found[0], raw=True)}", file=rel, **where)
     return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
 
 
@@ -129,19 +123,46 @@ def _position(text: str, index: int) -> str:
 
 
 MARK = "\ufeff"
+NUL = re.compile("\0")
+NUL_BYTE = "a NUL byte, which no text holds (a file saved as UTF-16, or not text?); save it as UTF-8"
+"""Why a NUL byte in a file is refused: valid UTF-8, never text (a file saved as UTF-16 without its mark is ASCII and
+NULs)."""
+NUL_ESCAPED = ("an escape writes a NUL character (\\0, \\x00, \\u0000), which no text holds, as a file's NUL byte is "
+               "refused (a server reading text as C does ends the prompt there); leave it out")
+"""Why a NUL written as an escape (YAML's, JSON's) is refused: the one rule of a file's NUL byte."""
 MARK_INSIDE = ("a byte-order mark (U+FEFF), which marks only a file's start: inside its text it is invisible and would "
                "be asked as it is (two files joined?); remove it")
 """Why a byte-order mark past a benchmark file's first character, or written as an escape (YAML's or JSON's
 `\\ufeff`), is refused: no text holds one (U+2060 has joined words since Unicode 3.2); other invisible characters
 (a zero-width joiner in an emoji, a right-to-left mark) are parts of real text, kept, and printed as escapes."""
 
-NUL_ESCAPED = ("an escape writes a NUL character (\\0, \\x00, \\u0000), which no text holds, as a file's NUL byte is "
-               "refused (a server reading text as C does ends the prompt there); leave it out")
-"""Why a NUL written as an escape (YAML's, JSON's) is refused: the one rule of read_utf8's NUL byte."""
+UNASKED = re.compile("[\0-\x08\x0b\x0e-\x1f\x7f-\x84\x86-\x9f\ufeff]")
+"""The characters no benchmark's text asks, raw or written as an escape (YAML's `\\e`, JSON's `\\u001b`), each said
+by unasked_said: a NUL; a byte-order mark (MARK_INSIDE); the control characters of C0 (ESC, BEL, a backspace, a vertical
+tab), DEL, and those of C1 (CSI, which a terminal takes as ESC [). A tab, a line break (NEL, U+0085, among them) and a
+form feed (which text extracted from PDFs holds between pages) are text."""
+OWN_WORDS = {"\0": NUL_ESCAPED, MARK: MARK_INSIDE}
+"""The characters UNASKED said in words of their own; any other is a control character (control_inside)."""
 
-UNASKED = re.compile("[\x01-\x08\x0b\x0e-\x1f]")
-"""The control characters of C0 no text asks, as NUL (refused on its own) is not: ESC, BEL, a backspace, a vertical
-tab. A tab, a line break and a form feed (which text extracted from PDFs holds between pages) are text."""
+
+def unasked_said(char: str, raw: bool = False) -> str:
+    """Why the character `char` UNASKED, `raw` in a file's text or written as an escape, is refused."""
+    if raw and char == "\0":
+        return NUL_BYTE
+    return OWN_WORDS.get(char) or _mistaken(char) or control_inside(char)
+
+
+def _mistaken(char: str) -> str | None:
+    """Why a C1 control character is refused that Windows-1252 text read as Latin-1 holds for one of its own (`\\x93`
+    for `“`): what it meant; None for any other."""
+    if not "\x80" <= char <= "\x9f":
+        return None
+    try:
+        meant = char.encode("latin-1").decode("cp1252")
+    except UnicodeDecodeError:  # five of C1 are no character of Windows-1252
+        return None
+    return (f"{char!r}, a control character, which no text asks: Windows-1252 text read as Latin-1 holds it for "
+            f"{meant!r}; write {meant!r} (or save the file again from its original, as UTF-8)")
 
 
 def control_inside(char: str) -> str:

@@ -44,17 +44,19 @@ REF_KEYS = ("$ref", "$dynamicRef")
 def outside_reference(schema: Any) -> tuple[str, str] | None:
     """The first (keyword, target) by which `schema` refers to what is outside it (a URL, a file), which the format
     check's validator would fetch or read; None when it refers to nothing outside itself."""
+    return next(((key, value) for key, value in schema_references(schema) if not value.startswith("#")), None)
+
+
+def schema_references(schema: Any) -> Iterator[tuple[str, str]]:
+    """(keyword, target) of each reference (REF_KEYS) in `schema`, walked without recursion."""
     stack = [schema]
     while stack:
         node = stack.pop()
         if isinstance(node, dict):
-            for key, value in node.items():
-                if key in REF_KEYS and isinstance(value, str) and not value.startswith("#"):
-                    return key, value
+            yield from ((key, value) for key, value in node.items() if key in REF_KEYS and isinstance(value, str))
             stack.extend(node.values())
         elif isinstance(node, list):
             stack.extend(node)
-    return None
 
 
 def _self_contained(schema: dict[str, Any]) -> dict[str, Any]:

@@ -9,6 +9,7 @@ from typing import Callable
 from urllib.parse import urlsplit
 
 from benchrun.core.secrets import said_url, secret_value
+from benchrun.core.text import no_control_character
 
 DEFAULT_OLLAMA_HOST = "http://127.0.0.1:11434"
 DEFAULT_OPENAI_BASE_URL = "http://127.0.0.1:8000/v1"
@@ -60,6 +61,9 @@ beyond ASCII as IDNA takes them."""
 
 
 def _well_formed(url: str) -> None:
+    no_control_character(url, "a server's URL cannot hold: reading the URL drops a tab or a line break unseen, and "
+                              "the requests would go to another path (a variable set from a file of two lines?); give "
+                              "the URL alone")
     parts = urlsplit(http_url(url))
     try:
         parts.port

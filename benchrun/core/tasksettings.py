@@ -6,16 +6,16 @@ from typing import Annotated
 
 from pydantic import AfterValidator, Field
 
-from benchrun.core.filebytes import MAX_FILE_BYTES, UNASKED, control_inside
+from benchrun.core.filebytes import MAX_FILE_BYTES, UNASKED, unasked_said
 from benchrun.core.settingsbase import Settings
 from benchrun.core.text import no_control_character, says_nothing
 
 
 def _some_text(text: str) -> str:
     """A system prompt that says something: one of only whitespace or invisible characters is refused, as an empty
-    one is (min_length); so is one holding a control character no text asks (UNASKED), as a file's is."""
-    if (control := UNASKED.search(text)) is not None:
-        raise ValueError(control_inside(control[0]))
+    one is (min_length); so is one holding a character no text asks (UNASKED), as a file's is."""
+    if (found := UNASKED.search(text)) is not None:
+        raise ValueError(unasked_said(found[0]))
     if says_nothing(text):
         raise ValueError("only whitespace and invisible characters, which say nothing: give the system prompt's text, "
                          "or leave task.system out for the tasks' own")

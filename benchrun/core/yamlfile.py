@@ -13,7 +13,7 @@ from typing import Any
 import yaml
 
 from benchrun.core.errors import ArchiveError, BenchrunError, TaskError
-from benchrun.core.filebytes import MARK, MARK_INSIDE, NUL_ESCAPED, UNASKED, control_inside, read_utf8
+from benchrun.core.filebytes import UNASKED, read_utf8, unasked_said
 from benchrun.core.keys import key_path
 from benchrun.core.text import SURROGATE
 from benchrun.core.written import as_written
@@ -101,16 +101,11 @@ def _text(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> str:
 
 
 def _given_text(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> str:
-    """A string a user gives (a benchmark's, a runner file's): `_text`, and refused if it holds a NUL (YAML's "\\0"),
-    which no text holds, a byte-order mark (MARK_INSIDE) or another control character UNASKED (`"\\e"`). An
-    archive's config.yaml is read without it, as its run wrote it."""
+    """A string a user gives (a benchmark's, a runner file's): `_text`, and refused if it holds a character UNASKED
+    (YAML's `"\\0"`, `"\\e"`, `"\\x93"`). An archive's config.yaml is read without it, as its run wrote it."""
     value = _text(loader, node)
-    if "\0" in value:
-        raise _Refused(node.start_mark, NUL_ESCAPED)
-    if MARK in value:
-        raise _Refused(node.start_mark, MARK_INSIDE)
-    if (control := UNASKED.search(value)) is not None:
-        raise _Refused(node.start_mark, control_inside(control[0]))
+    if (found := UNASKED.search(value)) is not None:
+        raise _Refused(node.start_mark, unasked_said(found[0]))
     return value
 
 
@@ -261,8 +256,10 @@ def _parsed(text: str, rel: str, error: type[BenchrunError], written: bool) -> A
         raise error(syntax_error(err), file=rel) from None
     except yaml.reader.ReaderError as err:  # a control character: no mark, an offset into the text
         line, column = text.count("\n", 0, err.position) + 1, err.position - text.rfind("\n", 0, err.position)
-        raise error(f"line {line}, column {column}: YAML syntax error: {str(err).splitlines()[0]}",
-                    file=rel) from None
+        char = err.character if isinstance(err.character, str) else chr(err.character)
+        said = unasked_said(char, raw=True) if UNASKED.fullmatch(char) else \
+            f"YAML syntax error: {str(err).splitlines()[0]}"  # said as in any other file of the benchmark
+        raise error(f"line {line}, column {column}: {said}", file=rel) from None
 
 
 def syntax_error(err: yaml.MarkedYAMLError) -> str:

@@ -10,6 +10,7 @@ from typing import Any, AsyncIterator, Callable, Iterator, Mapping, Sequence
 from benchrun.archive.writer import RunWriter
 from benchrun.compiler.plan import Plan
 from benchrun.console import output
+from benchrun.core.advice import audit_command
 from benchrun.core.errors import (
     ArchiveError,
     BenchrunError,
@@ -90,8 +91,8 @@ def resume_hint(writer: RunWriter, when: str = "", longer: tuple[str, str] | Non
     said = f"run {info.run_id} is recorded as '{info.status}' with {counts.responses} of {counts.samples} samples"
     if info.status not in UNFINISHED:
         return f"{said} in {where}, and sealed: nothing is left to finish"
-    slow = f", or, if {longer[0]}, with: benchrun-audit resume {where} --set {longer[1]}" if longer else ""
-    return f"{said}{graded} in {where}; finish it{' ' + when if when else ''} with: benchrun-audit resume {where}{slow}"
+    slow = f", or, if {longer[0]}, with: {audit_command('resume', where, '--set', longer[1])}" if longer else ""
+    return f"{said}{graded} in {where}; finish it{' ' + when if when else ''} with: {audit_command('resume', where)}{slow}"
 
 
 async def execute(plan: Plan, runner: Runner, writer: RunWriter, queries: Sequence[Query],
