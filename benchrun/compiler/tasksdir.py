@@ -42,7 +42,7 @@ def bench_around(bench: str, path: Path) -> str | None:
     except ConfigError:
         return None
     around = Path(os.path.realpath(path))
-    if not folder.is_dir() or not folder.is_relative_to(around):  # not a folder here: a demo's `demo:name`, a typo
+    if not os.path.isdir(folder) or not folder.is_relative_to(around):  # a demo's `demo:name`, a typo, a link
         return None
     where = "the benchmark's own folder" if folder == around else f"a folder holding the benchmark ({folder})"
     return (f"{where}: a run's directory holds the run's files alone, and removing the run would remove the "
