@@ -6,7 +6,7 @@ from __future__ import annotations
 from benchrun.archive.reader import Run
 from benchrun.core.layout import RUN
 from benchrun.core.records import ResponseRecord
-from benchrun.core.recordvalues import same_model_name
+from benchrun.core.recordvalues import Served, same_model_name
 from benchrun.core.text import one_line
 
 SHOWN = 3
@@ -18,19 +18,17 @@ class AnswerNames:
     cache, was asked by another run)."""
 
     def __init__(self) -> None:
-        self.names: set[str] = set()
+        self.served = Served()
 
     def response(self, response: ResponseRecord) -> None:
         if response.carried_from is None and response.cached_from is None:
-            if isinstance(name := response.extra.get("model"), str):
-                self.names.add(name)
+            self.served.note(response)
 
     def contradiction(self, run: Run) -> tuple[str, str] | None:
         """run.json's `answers_as` where no answer the run asked gave that name (and some gave one), as (file, why)."""
-        said = run.info.identity.get("answers_as")
-        if not isinstance(said, str) or not self.names or any(same_model_name(said, name) for name in self.names):
+        said, names = run.info.identity.get("answers_as"), sorted(self.served.names)
+        if not isinstance(said, str) or not names or any(same_model_name(said, name) for name in names):
             return None
-        names = sorted(self.names)
         shown = " or ".join(repr(one_line(name, 80)) for name in names[:SHOWN])
         more = f" (and {len(names) - SHOWN} other names)" if len(names) > SHOWN else ""
         return RUN, (f"answers_as is {one_line(said, 80)!r}, but every answer of the run names its model {shown}"

@@ -256,12 +256,16 @@ class Served:
         self.names: set[str] = set()
 
     def each(self, answers: Iterable[Any]) -> Iterator[Any]:
-        """`answers` as they come, the served model of each kept where it names one."""
+        """`answers` as they come, each noted."""
         for answer in answers:
-            if isinstance(model := answer.extra.get("model"), str):
-                self.name = model
-                self.names.add(model)
+            self.note(answer)
             yield answer
+
+    def note(self, answer: Any) -> None:
+        """Keep the served model `answer` names, if it names one."""
+        if isinstance(model := answer.extra.get("model"), str):
+            self.name = model
+            self.names.add(model)
 
 
 def pin_shown(pin: str) -> str:
