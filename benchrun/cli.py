@@ -48,7 +48,7 @@ from benchrun.core.filebytes import not_a_file
 from benchrun.core.interrupts import INTERRUPTS
 from benchrun.core.layout import RUN
 from benchrun.core.loading import load_failure
-from benchrun.core.resources import conf_dir
+from benchrun.core.resources import PRIMARY_CONFIG, conf_dir
 from benchrun.core.stdfds import display_streams
 from benchrun.core.yamlfile import syntax_error
 
@@ -64,7 +64,7 @@ ITEM_MARKS = ",[]{}()"
 register_with_hydra()  # at import, so launchers' worker processes (joblib, submitit) resolve conf/ too
 
 
-@hydra.main(version_base="1.3", config_path=str(conf_dir()), config_name="config")
+@hydra.main(version_base="1.3", config_path=str(conf_dir()), config_name=PRIMARY_CONFIG)
 def hydra_main(cfg: DictConfig) -> int:
     """One job: run it; a user-facing error is one line. Its exit code ends the process, or in a sweep is returned to
     the launcher (a dry run's jobs: benchrun.callbacks.SweepSummaryCallback)."""

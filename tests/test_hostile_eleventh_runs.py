@@ -130,8 +130,6 @@ CSV = "tasks/add/values.csv"
 @pytest.mark.parametrize("given, why", [
     ('"x\ny"', "holds '\\n' at character 2, a control character, which an id cannot hold; write the id without it (an "
                "id is printed on one line)"),
-    ("\x9b31mred", "holds '\\x9b' at character 1, a control character, which an id cannot hold; write the id "
-                   "without it (an id is printed on one line)"),  # C1's CSI: ESC in a file is refused (filebytes.UNASKED)
     ("L" * 100_000, "has 100,000 characters, more than a sample's id has (200); give a shorter one"),
     ("", "is empty; give every sample an id, or leave the id column out"),
 ])
@@ -141,6 +139,17 @@ def test_an_id_column_giving_an_id_unfit_to_name_a_sample_is_refused_naming_it(t
     done = call_benchrun("task.path=bench", "dry_run=true", cwd=tmp_path)
     assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
         f"benchrun: error: in '{CSV}': task 'add': column 'id': the id of sample 2 {why}\n"))
+
+
+def test_an_id_of_c1s_csi_is_refused_as_any_text_of_a_file_holding_it(tmp_path):
+    """C1's CSI (a terminal's ESC [) in a file is refused wherever it stands, as C0's ESC is (filebytes.UNASKED)."""
+    write_bench(tmp_path, {"tasks/add/template.txt": "say {a}\n",
+                           "tasks/add/values.csv": "id,a,reference\nq1,0,0\n\x9b31mred,1,1\n"})
+    done = call_benchrun("task.path=bench", "dry_run=true", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        f"benchrun: error: in '{CSV}': task 'add': line 3, column 1: '\\x9b', a control character, which no text "
+        "asks: Windows-1252 text read as Latin-1 holds it for '\u203a'; write '\u203a' (or save the file again from "
+        "its original, as UTF-8)\n"))
 
 
 def test_an_id_given_in_tasks_yml_is_held_to_the_same_rule(tmp_path):

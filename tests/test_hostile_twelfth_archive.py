@@ -236,8 +236,8 @@ def test_a_run_directory_named_with_a_newline_prints_no_line_of_its_own(tmp_path
     compared = audit(tmp_path, "compare", str(run_dir), str(other))  # a run is compared with another
     assert (verified.returncode, shown.returncode, compared.returncode) == (EXIT["not_intact"], EXIT["ok"], EXIT["ok"])
     assert verified.stdout.splitlines()[0] == f"verify 555555555555  {shown_path}"
-    assert verified.stdout.splitlines()[1].endswith(f"finish it with: benchrun-audit resume {shown_path} (record lines "
-                                                    "checked against records.sha256 only)")
+    assert verified.stdout.splitlines()[1].endswith(f"finish it with: benchrun-audit resume '{shown_path}' (record "
+                                                    "lines checked against records.sha256 only)")
     assert not any(line.startswith("ok    run.json") for line in verified.stdout.splitlines())
     assert shown.stdout.splitlines()[0].rstrip() == f"run          555555555555  {shown_path}"
     assert compared.stdout.splitlines()[0] == (f"baseline: m 555555555555 ({shown_path}): not finished (status "

@@ -94,6 +94,7 @@ def test_a_run_or_sweep_directory_that_cannot_be_made_is_said_with_its_key(tmp_p
     sweep = call_benchrun("-m", "runner.host=http://127.0.0.1:9", f"hydra.sweep.dir={taken / 'sweep'}", cwd=tmp_path)
     assert [(done.returncode, done.stdout, done.stderr) for done in (run, sweep)] == [
         (EXIT["archive"], "", f"benchrun: error: the {what} directory {taken / what} (hydra.{what}.dir, made of "
-                              f"outputs=) cannot be made: not a directory: {taken / what}; nothing was recorded\n")
+                              f"outputs= unless given) cannot be made: not a directory: {taken / what}; nothing was "
+                              "recorded\n")
         for what in ("run", "sweep")]
     assert [path.name for path in tmp_path.iterdir()] == ["taken"]

@@ -15,7 +15,7 @@ from benchrun.compose.config import keys_taken, refuse_secrets
 from benchrun.core import secrets
 from benchrun.core.errors import ConfigError
 from benchrun.core.keys import override_key, unknown_key
-from benchrun.core.resources import data_dir
+from benchrun.core.resources import PRIMARY_CONFIG, conf_dir
 from benchrun.core.text import too_many_digits
 
 MAX_OVERRIDE_ITEMS = 10_000
@@ -72,7 +72,7 @@ def _refuse_no_one_preset(argv: Sequence[str]) -> None:
         group, _, value = arg.partition("=")
         if arg.startswith(("-", "+", "~")) or group not in PRESET_GROUPS or not value.strip().startswith(("null", "[")):
             continue
-        shipped = ", ".join(sorted(path.stem for path in (data_dir("conf") / group).glob("*.yaml")))
+        shipped = ", ".join(sorted(path.stem for path in (conf_dir() / group).glob("*.yaml")))
         if value.strip() == "null":
             leave = f"; none is the default: leave {group}= out" if _default_preset(group) is None else ""
             raise ConfigError(f"one preset's name belongs here (shipped: {shipped}), not null{leave}", file="config",
@@ -84,7 +84,7 @@ def _refuse_no_one_preset(argv: Sequence[str]) -> None:
 
 def _default_preset(group: str) -> str | None:
     """The preset of `group` that conf/config.yaml's defaults list names (None for `model: null`)."""
-    defaults = OmegaConf.to_container(OmegaConf.load(data_dir("conf") / "config.yaml").defaults)
+    defaults = OmegaConf.to_container(OmegaConf.load(conf_dir() / f"{PRIMARY_CONFIG}.yaml").defaults)
     return next((item[group] for item in defaults if isinstance(item, dict) and group in item), None)
 
 

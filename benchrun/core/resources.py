@@ -25,6 +25,10 @@ def conf_dir() -> Path:
     return data_dir("conf")
 
 
+PRIMARY_CONFIG = "config"
+"""The name of benchrun's primary config in conf/ (its defaults list: a benchmark, a runner, a model preset)."""
+
+
 def schemas_dir() -> Path:
     return data_dir("schemas")
 
