@@ -49,5 +49,5 @@ def _sha256(path: Path) -> str:
 
 def distrusted(run: Run, problem: str) -> ArchiveError:
     """The error of a reader that found `problem` (`file: why`) in the run before reading a number of it."""
-    return ArchiveError(f"run {run.id}: {problem}, so what it says cannot be trusted; {audit_command('verify', run.path)} "
-                        "says what changed", file=str(run.path))
+    return ArchiveError(f"run {run.id}: {problem}, so what it says cannot be trusted; "
+                        f"{audit_command('verify', run.path)} says what changed", file=str(run.path))

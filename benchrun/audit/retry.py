@@ -109,7 +109,7 @@ def retry_run(parent: Run, force: bool = False, host: Servers = None, into: Path
     into = None if into is None else Path(into)
     if into is None:
         _beside(parent, 1)  # a name the file system refuses is said before the server is asked
-    return INTERRUPTS.run(lambda: _retry(parent, plan, config, (todo, unjudged), note, (into, served)))
+    return INTERRUPTS.run(lambda: _retry(parent, plan, config, (todo, unjudged), note, into, served))
 
 
 def _parent_problems(parent: Run) -> list[str]:
@@ -132,15 +132,15 @@ def _todo(parent: Run, served: Served) -> set[tuple[str, int]]:
 
 async def _retry(parent: Run, plan: Plan, config: dict[str, Any],
                  keys: tuple[set[tuple[str, int]], set[tuple[str, int]]], note: dict[str, Any],
-                 into: tuple[Path | None, tuple[Served, Served]]) -> tuple[RunInfo, Path]:
-    (todo, unjudged), (into_dir, served) = keys, into
+                 into: Path | None, served: tuple[Served, Served]) -> tuple[RunInfo, Path]:
+    todo, unjudged = keys
     runner = make_runner(config["runner"], server_flag=HOST, asked_again=True)
     try:
         calls = _calls(parent, served[1])
         async with checked_models(parent, plan, config, runner, note["forced"], "retry", asks=bool(todo),
                                   served=served) as (identity, judged):
             carried = answers_of(plan.manifest, parent.info.shard) - len(todo)
-            writer = _claim(parent, into_dir, Lineage(run_id=parent.id, path=recorded(parent.path), carried=carried,
+            writer = _claim(parent, into, Lineage(run_id=parent.id, path=recorded(parent.path), carried=carried,
                                                   asked=len(todo)), note)
             with recording(writer):
                 writer.start((parent.path / CONFIG).read_text(encoding="utf-8"))

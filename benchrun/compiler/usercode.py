@@ -193,7 +193,8 @@ def held_otherwise(path: Path, name: str, wanted: Callable[[object], bool], want
     if module is None or (obj := vars(module).get(name)) is None or inspect.ismodule(obj):
         return None
     named = inspect.isclass(obj) or inspect.isfunction(obj) or inspect.isbuiltin(obj)
-    kind = "a class" if inspect.isclass(obj) else "a function" if named else f"an object of class {type(obj).__name__!r}"
+    kind = "a class" if inspect.isclass(obj) else "a function" if named else \
+        f"an object of class {type(obj).__name__!r}"
     if named and not defined_here(module, obj):
         return f"{kind} imported from {getattr(obj, '__module__', None) or 'elsewhere'}, not defined in it"
     if not wanted(obj):

@@ -133,7 +133,7 @@ def _kind_given(value: Any) -> str:
     """`'t' is text`, `5 is a number`, `a mapping`: a value of a config or a record by its kind, a short one shown."""
     kinds = ((str, "text"), (bool, "a boolean"), ((int, float), "a number"), (Mapping, "a mapping"), (list, "a list"))
     kind = next((said for types, said in kinds if isinstance(value, types)), "null" if value is None else "a value")
-    shown = repr(value) if isinstance(value, str) else str(value).lower() if isinstance(value, bool) else repr(value)
+    shown = str(value).lower() if isinstance(value, bool) else repr(value)
     return f"{shown} is {kind}" if isinstance(value, (str, int, float)) and len(shown) <= 40 else kind
 
 
@@ -248,8 +248,8 @@ def os_error_line(err: OSError | MemoryError | RuntimeError) -> str:
 def making_said(err: OSError, what: str, path: str | os.PathLike[str], key: str) -> str:
     """An OSError making a run's or a sweep's directory (`what`, named by `key`) as one line naming both, then the
     error as the last resort says it (`os_error_line`)."""
-    return (f"the {what} {os.fspath(path)} ({key}, made of outputs= unless given) cannot be made: {os_error_line(err)}; nothing "
-            "was recorded")
+    return (f"the {what} {os.fspath(path)} ({key}, made of outputs= unless given) cannot be made: "
+            f"{os_error_line(err)}; nothing was recorded")
 
 
 @contextmanager

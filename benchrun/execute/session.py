@@ -92,7 +92,8 @@ def resume_hint(writer: RunWriter, when: str = "", longer: tuple[str, str] | Non
     if info.status not in UNFINISHED:
         return f"{said} in {where}, and sealed: nothing is left to finish"
     slow = f", or, if {longer[0]}, with: {audit_command('resume', where, '--set', longer[1])}" if longer else ""
-    return f"{said}{graded} in {where}; finish it{' ' + when if when else ''} with: {audit_command('resume', where)}{slow}"
+    finish = f"finish it{' ' + when if when else ''} with: {audit_command('resume', where)}"
+    return f"{said}{graded} in {where}; {finish}{slow}"
 
 
 async def execute(plan: Plan, runner: Runner, writer: RunWriter, queries: Sequence[Query],

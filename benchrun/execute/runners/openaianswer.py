@@ -77,7 +77,8 @@ def _content(content: Any) -> tuple[str | None, list[dict[str, Any]]]:
         raise APIError(f"not a chat completion: choices[0].message.content is {json_kind(content)}, not a string")
     for i, part in enumerate(content):
         if not isinstance(part, dict):
-            raise APIError(f"not a chat completion: choices[0].message.content[{i}] is {json_kind(part)}, not an object")
+            raise APIError(f"not a chat completion: choices[0].message.content[{i}] is {json_kind(part)}, not an "
+                           "object")
         if part.get("type") == "text" and not isinstance(said := part.get("text"), str):
             raise APIError(f"not a chat completion: choices[0].message.content[{i}].text is {json_kind(said)}, not a "
                            "string")
