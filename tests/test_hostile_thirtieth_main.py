@@ -21,7 +21,8 @@
 - A preset group given null (`runner=null`, `task=null`, `model=null`) was Hydra's `ValueError: Config group override
   must be a string or a list. Got NoneType`, and given a list (`runner=[ollama,local]`) the presets were merged into a
   config no runner has (`runner.host: unknown key 'host'`): one line naming the group, its shipped presets and the
-  sweep that runs each (`compose.commandline._refuse_no_one_preset`).
+  sweep that runs each (`compose.commandline._refuse_no_one_preset`); null as one of a sweep's values
+  (`-m runner=null,ollama`) too, found in the review.
 - `judge=null` (or `judge=5`) was said as `Input should be a valid dictionary or instance of JudgeSettings`, a class
   no user knows, and `judge=[a]` (or `runner.options=[1]`) as `Error merging override judge=[a]`, nothing more: the
   keys that belong there (`compose.config.describe_validation`), and what the key holds (`cli._why`).
@@ -129,6 +130,7 @@ NO_ONE_PRESET = [
     ("runner=null", f"runner: {PRESETS}local, ollama, openai), not null"),
     ("task=null", f"task: {PRESETS}folderbench, listbench), not null"),
     ("model=null", f"model: {PRESETS}gemma3, llama3.2), not null; none is the default: leave model= out"),
+    ("-m runner=null,ollama", f"runner: {PRESETS}local, ollama, openai), not null"),
     ("runner=[ollama,local]", f"runner: {PRESETS}local, ollama, openai), not a list; to run each, sweep them: -m "
                               "runner=ollama,local"),
 ]
@@ -136,7 +138,7 @@ NO_ONE_PRESET = [
 
 @pytest.mark.parametrize(("override", "message"), NO_ONE_PRESET, ids=[row[0] for row in NO_ONE_PRESET])
 def test_a_preset_group_given_null_or_a_list_is_one_line(tmp_path, override, message):
-    result = call_benchrun("dry_run=true", override, cwd=tmp_path)
+    result = call_benchrun("dry_run=true", *override.split(" "), cwd=tmp_path)
     assert (result.returncode, result.stderr) == (EXIT["usage"], f"benchrun: error: in 'config': {message}\n")
 
 

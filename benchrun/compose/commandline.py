@@ -66,20 +66,22 @@ def _refuse_set_and_deleted(argv: Sequence[str]) -> None:
 
 
 def _refuse_no_one_preset(argv: Sequence[str]) -> None:
-    """Refuse a group of benchrun's presets (runner, task, model) given `null` or a list (`runner=[ollama,local]`),
-    which Hydra met with a ValueError of its own, or merged into one config of keys no runner has."""
+    """Refuse a group of benchrun's presets (runner, task, model) given `null` (alone, or as one of a sweep's values:
+    `-m runner=null,ollama`) or a list (`runner=[ollama,local]`), which Hydra met with a ValueError of its own, or
+    merged into one config of keys no runner has."""
     for arg in argv:
         group, _, value = arg.partition("=")
-        if arg.startswith(("-", "+", "~")) or group not in PRESET_GROUPS or not value.strip().startswith(("null", "[")):
+        given = value.strip()
+        nulls = "null" in (item.strip() for item in given.split(","))
+        if arg.startswith(("-", "+", "~")) or group not in PRESET_GROUPS or not (nulls or given.startswith("[")):
             continue
         shipped = ", ".join(sorted(path.stem for path in (conf_dir() / group).glob("*.yaml")))
-        if value.strip() == "null":
-            leave = f"; none is the default: leave {group}= out" if _default_preset(group) is None else ""
-            raise ConfigError(f"one preset's name belongs here (shipped: {shipped}), not null{leave}", file="config",
-                              key=group)
-        if value.strip().startswith("["):
+        if given.startswith("["):
             raise ConfigError(f"one preset's name belongs here (shipped: {shipped}), not a list; to run each, sweep "
-                              f"them: -m {group}={value.strip().strip('[]')}", file="config", key=group)
+                              f"them: -m {group}={given.strip('[]')}", file="config", key=group)
+        leave = f"; none is the default: leave {group}= out" if _default_preset(group) is None else ""
+        raise ConfigError(f"one preset's name belongs here (shipped: {shipped}), not null{leave}", file="config",
+                          key=group)
 
 
 def _default_preset(group: str) -> str | None:
