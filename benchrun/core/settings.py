@@ -82,6 +82,14 @@ MAX_MODELS = 10_000
 """The most models one command asks (a runner file's list, `runner.model=[...]`): as many as a sweep runs jobs."""
 
 
+def _trimmed(name: str) -> None:
+    """Refuses a model name with whitespace at an end (a quoting slip): Ollama's names hold none, and a server
+    looked such a name up as another model's (`model ' gemma3' is not pulled`, advising `ollama pull gemma3 `)."""
+    if name != name.strip():
+        end = "start" if name[:1].isspace() else "end"
+        raise ValueError(f"{name!r} has whitespace at its {end}, which no model's name has: give {name.strip()!r}")
+
+
 class RunnerConfig(Settings):
     """Keys every runner has: the model, its options, and how hard to try."""
 
@@ -141,6 +149,7 @@ class RunnerConfig(Settings):
         for name in names:
             no_control_character(name, "a model's name printed on the console (a run's heading, its tables, "
                                        "benchrun-audit list) cannot hold: name the model without one")
+            _trimmed(name)
         return model
 
     @classmethod

@@ -1,0 +1,25 @@
+"""The thirty-first hostile pass, the lead's part.
+
+- A model's name with whitespace at an end (`runner.model=' gemma3'`, `judge.model='gemma3 '`, an item of a list),
+  a quoting slip, passed the dry run; the run was then refused as a model not pulled, advising `ollama pull gemma3 `
+  (Ollama's names hold no whitespace). It is refused at compile, naming the name to give
+  (`core.settings._trimmed`).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from benchrun.core.errors import EXIT
+from tests.helpers.commands import call_benchrun
+
+UNTRIMMED = [("runner.model=' gemma3'", "runner.model", "' gemma3' has whitespace at its start"),
+             ("runner.model=[llama3.2,'gemma3 ']", "runner.model", "'gemma3 ' has whitespace at its end"),
+             ("judge.model='gemma3\u00a0'", "judge.model", "'gemma3\\xa0' has whitespace at its end")]
+
+
+@pytest.mark.parametrize(("override", "key", "said"), UNTRIMMED, ids=[row[0] for row in UNTRIMMED])
+def test_a_model_name_with_whitespace_at_an_end_is_refused_at_compile(tmp_path, override, key, said):
+    result = call_benchrun("dry_run=true", override, cwd=tmp_path)
+    assert (result.returncode, result.stderr) == (EXIT["usage"], (
+        f"benchrun: error: in 'config': {key}: {said}, which no model's name has: give 'gemma3'\n"))
