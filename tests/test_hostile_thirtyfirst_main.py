@@ -4,6 +4,10 @@
   a quoting slip, passed the dry run; the run was then refused as a model not pulled, advising `ollama pull gemma3 `
   (Ollama's names hold no whitespace). It is refused at compile, naming the name to give
   (`core.settings._trimmed`).
+- An option given by the OpenAI API's name (`+runner.options.max_tokens=256`, with runner=openai above all) was said
+  as `unknown option 'max_tokens' (allowed: numa, num_ctx, ...)`, forty of Ollama's names, no word of num_predict, the
+  one runner=openai sends as max_tokens: said with its own name (`compose.config.checked_options`, from the map
+  runner=openai sends by, now `core.settings.OPENAI_FIELDS`).
 """
 
 from __future__ import annotations
@@ -23,3 +27,13 @@ def test_a_model_name_with_whitespace_at_an_end_is_refused_at_compile(tmp_path, 
     result = call_benchrun("dry_run=true", override, cwd=tmp_path)
     assert (result.returncode, result.stderr) == (EXIT["usage"], (
         f"benchrun: error: in 'config': {key}: {said}, which no model's name has: give 'gemma3'\n"))
+
+
+@pytest.mark.parametrize("runner", [["runner=openai", "runner.model=m"], ["runner=local"], ["judge.model=j"]],
+                         ids=["openai", "local", "judge"])
+def test_an_option_given_by_the_openai_apis_name_is_said_with_its_own(tmp_path, runner):
+    key = "judge" if runner == ["judge.model=j"] else "runner"
+    result = call_benchrun("dry_run=true", *runner, f"+{key}.options.max_tokens=256", cwd=tmp_path)
+    assert (result.returncode, result.stderr) == (EXIT["usage"], (
+        f"benchrun: error: in 'config': {key}.options.max_tokens: 'max_tokens' is the OpenAI API's name: benchrun's "
+        "options take Ollama's names, num_predict for this one (runner=openai sends it as max_tokens)\n"))

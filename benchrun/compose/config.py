@@ -33,6 +33,7 @@ from benchrun.core.keys import key_path, leaves, override_key, unknown_key
 from benchrun.core.resources import DEMO_SCHEME
 from benchrun.core.scratch import owned_folder
 from benchrun.core.settings import (
+    API_NAMED,
     OLLAMA_KEY_ENV,
     RUNNERS,
     Directory,
@@ -230,7 +231,14 @@ def checked(model: type[M], data: Any, prefix: Sequence[str] = ()) -> M:
 
 
 def checked_options(runner: RunnerConfig, prefix: Sequence[str] = ("runner",)) -> None:
-    """The runner's options against the ones it takes (Ollama's: the official client's `ollama.Options`)."""
+    """The runner's options against the ones it takes (Ollama's: the official client's `ollama.Options`); one given
+    by the OpenAI field's name it is sent as (`max_tokens`) is said with its own name, whatever the runner."""
+    taken = runner.options_model().model_fields
+    for name in runner.options:
+        if name in API_NAMED and name not in taken:
+            raise ConfigError(f"'{name}' is the OpenAI API's name: benchrun's options take Ollama's names, "
+                              f"{API_NAMED[name]} for this one (runner=openai sends it as {name})", file="config",
+                              key=key_path("", [*prefix, "options", name]))
     checked(runner.options_model(), runner.options, [*prefix, "options"])
 
 

@@ -193,6 +193,15 @@ class OllamaConfig(RunnerConfig):
         return keep_alive
 
 
+OPENAI_FIELDS = {"temperature": "temperature", "seed": "seed", "top_p": "top_p", "stop": "stop",
+                 "num_predict": "max_tokens", "presence_penalty": "presence_penalty",
+                 "frequency_penalty": "frequency_penalty"}
+"""Option -> the chat-completions field runner=openai sends it as. The others (num_ctx, top_k, min_p, repeat_penalty,
+num_thread, ...) have no OpenAI field and are not sent; run.json lists them under `runner.options_not_sent`."""
+API_NAMED = {field: option for option, field in OPENAI_FIELDS.items() if field != option}
+"""An option given by its OpenAI field's name (`max_tokens`) -> the option's own name (`num_predict`)."""
+
+
 class OpenAIConfig(RunnerConfig):
     """runner=openai: any OpenAI-compatible chat-completions server, reached with httpx."""
 

@@ -13,7 +13,7 @@ from benchrun.core.manifest import Message
 from benchrun.core.recordvalues import pin_shown, pinned_as, same_model_name
 from benchrun.core.secrets import SECRETS
 from benchrun.core.serverurls import http_url
-from benchrun.core.settings import OpenAIConfig
+from benchrun.core.settings import OPENAI_FIELDS, OpenAIConfig
 from benchrun.core.text import NotJSON, server_json, writable_data
 from benchrun.execute.boundary import TooLarge, described
 from benchrun.execute.runners.base import (
@@ -35,11 +35,6 @@ from benchrun.execute.runners.llamaschema import readable
 from benchrun.execute.runners.openaianswer import APIError, completion_of, said_of
 from benchrun.execute.runners.openaiformat import response_format
 
-OPTIONS = {"temperature": "temperature", "seed": "seed", "top_p": "top_p", "stop": "stop",
-           "num_predict": "max_tokens", "presence_penalty": "presence_penalty",
-           "frequency_penalty": "frequency_penalty"}
-"""Option -> chat-completions field. The others (num_ctx, top_k, min_p, repeat_penalty, num_thread, ...) have no
-OpenAI field and are not sent; run.json lists them under `runner.options_not_sent`."""
 _LISTED = ("id", "object", "owned_by", "created")
 DIALECTS = ("json_schema", "json_object", "none")
 """The ways to send the response schema, in the order runner.structured=auto tries them."""
@@ -58,7 +53,7 @@ class OpenAIRunner:
         self.model = config.model
         self.key_env = config.api_key_env
         self._key = SECRETS.register_key(self.key_env)
-        self._options = {OPTIONS[k]: v for k, v in config.options.items() if _sent(k, v)}
+        self._options = {OPENAI_FIELDS[k]: v for k, v in config.options.items() if _sent(k, v)}
         self.options_not_sent = sorted(k for k, v in config.options.items() if not _sent(k, v))
         self.dialect = config.structured
         """The structured-output dialect requests use (for `auto`, found at preflight)."""
@@ -307,7 +302,7 @@ class OpenAIRunner:
 
 def _sent(name: str, value: Any) -> bool:
     """Whether an option goes into requests: it has a field, is set, and is not an unlimited num_predict (<= 0)."""
-    return name in OPTIONS and value is not None and not (name == "num_predict" and value <= 0)
+    return name in OPENAI_FIELDS and value is not None and not (name == "num_predict" and value <= 0)
 
 
 def _details(entry: dict[str, Any]) -> dict[str, Any]:
