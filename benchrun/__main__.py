@@ -51,14 +51,7 @@ HYDRAS_PARSER = "Hydra"
 
 def main() -> None:
     """Handle signals (core.interrupts), refuse credentials on the command line, hand over to Hydra, report in one line."""
-    begin_command()
-    open_standard_fds()
-    encodable_streams()
-    INTERRUPTS.install()
-    display_streams()
-    warnings.showwarning = _warning_line
-    verbose = VERBOSE_FLAG in sys.argv or os.environ.get("HYDRA_FULL_ERROR") == "1"
-    sys.argv = _flags_first([arg for arg in sys.argv if arg != VERBOSE_FLAG])
+    verbose = _prepared()
     if _asks_version(sys.argv[1:]):
         print(_version_line())
         _said_whole()
@@ -69,19 +62,7 @@ def main() -> None:
     else:  # one inherited (a benchrun started by a verbose one's scorer) made each job's error two lines, Hydra's too
         os.environ.pop(VERBOSE_ENV, None)
     try:
-        typed = sys.argv[1:]
-        sys.argv[1:] = [_home(arg) for arg in typed]
-        _text_words(typed, sys.argv[1:])
-        from benchrun.cli import hydra_main  # imported here: an interrupt while Hydra loads is quiet too
-        from benchrun.compose.commandline import refuse_bad_overrides, refuse_replaced_config
-        from benchrun.core.shards import expand_shards
-
-        _working_directory()
-        _flag_errors_in_one_line()
-        refuse_bad_overrides(sys.argv[1:])  # first: it refuses a word holding a key without printing it
-        refuse_replaced_config(sys.argv[1:])
-        sys.argv[1:] = expand_shards(sys.argv[1:])
-        hydra_main()
+        _launched()
     except SystemExit as err:  # Hydra ends its --help and --hydra-help so, past the check below
         if not err.code:
             _said_whole()
@@ -92,14 +73,7 @@ def main() -> None:
         _error(str(err) if sweep is None else f"{err}; {sweep}")
         sys.exit(err.exit_code)
     except KeyboardInterrupt:  # before a run claimed its directory (or a dry run): nothing of benchrun's was written
-        _stop_launched_jobs()
-        why, code = INTERRUPTS.stopped_for, INTERRUPTS.stopped_code if INTERRUPTS.stopped_for else EXIT["interrupted"]
-        if (sweep := _interrupted_sweep()) is not None:  # or a sweep's jobs, each in a process of its own, had begun
-            _error(f"{why or 'interrupted by ' + (INTERRUPTS.signal_name() or 'SIGINT')}: {sweep}")
-            _exit_now(code)
-        _take_back()
-        _error(f"{why or 'interrupted before the run started'}: nothing was asked or recorded")
-        _exit_now(code)
+        _interrupted_before_a_run()
     except BenchrunError as err:
         if verbose:
             raise
@@ -110,23 +84,72 @@ def main() -> None:
             raise
         plain_error(missing_line(err))
     except Exception as err:
-        if (lost := _lost_sweep(err)) is not None:
-            _error(lost)
-            sys.exit(EXIT["sweep_failed"])
-        line, code = _hydra_error(err), EXIT["usage"]
-        if line is None and not verbose and (unloaded := load_failure(err)) is not None:
-            plain_error(unloaded)
-        if line is None and (cause := _refusal_of(err)) is not None:  # the last resort: the system's refusal
-            line, code = _os_error_line(cause), EXIT["archive"]  # nothing nearer reported (Hydra making the run dir)
-        _take_back()  # after the line is made: what it takes back may be what filled the disk's last inodes
-        if verbose or line is None:
-            raise
-        if (cli := sys.modules.get("benchrun.cli")) is not None and (sweep := cli.stopped_sweep(
-                f"the sweep stopped: {line}")) is not None:  # its jobs had begun: sweep.json says which ran
-            line = f"{line}; {sweep}"
-        _error(line)
-        sys.exit(code)
+        _failed(err, verbose)
     _said_whole()
+
+
+def _prepared() -> bool:
+    """Make the process ready for a command (standard descriptors, signals, warnings as one line) and take
+    `--verbose` off the command line: whether it (or HYDRA_FULL_ERROR=1) asks for tracebacks."""
+    begin_command()
+    open_standard_fds()
+    encodable_streams()
+    INTERRUPTS.install()
+    display_streams()
+    warnings.showwarning = _warning_line
+    verbose = VERBOSE_FLAG in sys.argv or os.environ.get("HYDRA_FULL_ERROR") == "1"
+    sys.argv = _flags_first([arg for arg in sys.argv if arg != VERBOSE_FLAG])
+    return verbose
+
+
+def _launched() -> None:
+    """Check the command line as typed, then hand it to Hydra."""
+    typed = sys.argv[1:]
+    sys.argv[1:] = [_home(arg) for arg in typed]
+    _text_words(typed, sys.argv[1:])
+    from benchrun.cli import hydra_main  # imported here: an interrupt while Hydra loads is quiet too
+    from benchrun.compose.commandline import refuse_bad_overrides, refuse_replaced_config
+    from benchrun.core.shards import expand_shards
+
+    _working_directory()
+    _flag_errors_in_one_line()
+    refuse_bad_overrides(sys.argv[1:])  # first: it refuses a word holding a key without printing it
+    refuse_replaced_config(sys.argv[1:])
+    sys.argv[1:] = expand_shards(sys.argv[1:])
+    hydra_main()
+
+
+def _interrupted_before_a_run() -> None:
+    """End a command interrupted before a run claimed its directory (or a dry run), or a sweep's jobs once begun."""
+    _stop_launched_jobs()
+    why, code = INTERRUPTS.stopped_for, INTERRUPTS.stopped_code if INTERRUPTS.stopped_for else EXIT["interrupted"]
+    if (sweep := _interrupted_sweep()) is not None:  # a sweep's jobs, each in a process of its own, had begun
+        _error(f"{why or 'interrupted by ' + (INTERRUPTS.signal_name() or 'SIGINT')}: {sweep}")
+        _exit_now(code)
+    _take_back()
+    _error(f"{why or 'interrupted before the run started'}: nothing was asked or recorded")
+    _exit_now(code)
+
+
+def _failed(err: Exception, verbose: bool) -> None:
+    """End a command whose error is no benchrun error: a lost sweep, Hydra's own, or the system's refusal, in one
+    line; anything else raised on (a traceback: a bug)."""
+    if (lost := _lost_sweep(err)) is not None:
+        _error(lost)
+        sys.exit(EXIT["sweep_failed"])
+    line, code = _hydra_error(err), EXIT["usage"]
+    if line is None and not verbose and (unloaded := load_failure(err)) is not None:
+        plain_error(unloaded)
+    if line is None and (cause := _refusal_of(err)) is not None:  # the last resort: the system's refusal
+        line, code = _os_error_line(cause), EXIT["archive"]  # nothing nearer reported (Hydra making the run dir)
+    _take_back()  # after the line is made: what it takes back may be what filled the disk's last inodes
+    if verbose or line is None:
+        raise err
+    if (cli := sys.modules.get("benchrun.cli")) is not None and (sweep := cli.stopped_sweep(
+            f"the sweep stopped: {line}")) is not None:  # its jobs had begun: sweep.json says which ran
+        line = f"{line}; {sweep}"
+    _error(line)
+    sys.exit(code)
 
 
 def _said_whole() -> None:
