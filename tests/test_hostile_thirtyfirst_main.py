@@ -8,6 +8,9 @@
   as `unknown option 'max_tokens' (allowed: numa, num_ctx, ...)`, forty of Ollama's names, no word of num_predict, the
   one runner=openai sends as max_tokens: said with its own name (`compose.config.checked_options`, from the map
   runner=openai sends by, now `core.settings.OPENAI_FIELDS`).
+- `cache_dir=RUN` (a finished run's directory, or a folder inside it) wrote the response cache, every run's answers and
+  SQLite's files beside them, into that run's archive, where verify still called it intact; a sweep's directory
+  alike. Refused before anything is asked (`archive.claims.archive_around`, from `execute.cache.store_for`).
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from __future__ import annotations
 import pytest
 
 from benchrun.core.errors import EXIT
+from tests.helpers.archives import synthetic_run
 from tests.helpers.commands import call_benchrun
 
 UNTRIMMED = [("runner.model=' gemma3'", "runner.model", "' gemma3' has whitespace at its start"),
@@ -37,3 +41,28 @@ def test_an_option_given_by_the_openai_apis_name_is_said_with_its_own(tmp_path, 
     assert (result.returncode, result.stderr) == (EXIT["usage"], (
         f"benchrun: error: in 'config': {key}.options.max_tokens: 'max_tokens' is the OpenAI API's name: benchrun's "
         "options take Ollama's names, num_predict for this one (runner=openai sends it as max_tokens)\n"))
+
+
+@pytest.mark.parametrize("inside", ["", "sub/dir"])
+def test_the_response_cache_is_never_kept_in_a_runs_directory(tmp_path, inside):
+    run_dir = synthetic_run(tmp_path / "run", [1.0])
+    before = sorted(path.name for path in run_dir.iterdir())
+    result = call_benchrun("runner.host=http://127.0.0.1:9", f"outputs={tmp_path / 'o'}",
+                           f"cache_dir={run_dir / inside}", cwd=tmp_path)
+    where = "a run's directory" if not inside else f"inside a run's directory ({run_dir})"
+    assert (result.returncode, result.stderr) == (EXIT["usage"], (
+        f"benchrun: error: in 'config': cache_dir: {run_dir / inside if inside else run_dir} is {where}, which holds "
+        "that run's files alone; put the cache elsewhere (cache_dir=DIR), or cache=false\n"))
+    assert sorted(path.name for path in run_dir.iterdir()) == before
+
+
+def test_the_response_cache_is_never_kept_in_a_sweeps_directory(tmp_path):
+    sweep = tmp_path / "sweep"
+    sweep.mkdir()
+    (sweep / "multirun.yaml").write_text("{}\n")
+    result = call_benchrun("runner.host=http://127.0.0.1:9", f"outputs={tmp_path / 'o'}", f"cache_dir={sweep}",
+                           cwd=tmp_path)
+    assert (result.returncode, result.stderr) == (EXIT["usage"], (
+        f"benchrun: error: in 'config': cache_dir: {sweep} is a sweep's directory, which holds that sweep's files "
+        "alone; put the cache elsewhere (cache_dir=DIR), or cache=false\n"))
+    assert sorted(path.name for path in sweep.iterdir()) == ["multirun.yaml"]

@@ -38,6 +38,19 @@ def enclosing_run(path: Path) -> Path | None:
     return next((folder for folder in Path(os.path.realpath(path)).parents if is_run(folder)), None)
 
 
+def archive_around(path: Path) -> str | None:
+    """Why `path` (links followed) is no place for what is not a run's or a sweep's own: it is such a directory
+    (`a run's directory`), or inside one at any depth (`inside a sweep's directory (X)`); None when neither."""
+    real = Path(os.path.realpath(path))
+    for folder in (real, *real.parents):
+        kind = "run" if is_run(folder) else "sweep" if (folder / SWEEP_FILE).exists() or (
+            folder / MULTIRUN_FILE).exists() else None
+        if kind is not None:
+            where = f"a {kind}'s directory" if folder == real else f"inside a {kind}'s directory ({folder})"
+            return f"{where}, which holds that {kind}'s files alone"
+    return None
+
+
 MAX_FOLDERS_LOOKED_INTO = 10_000
 """The most folders looked into for a run held in a directory that is to take a run or a sweep (outputs/ holds its
 runs two and three levels down); a tree larger than that is looked into that far."""

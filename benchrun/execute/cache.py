@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, NamedTuple
 
+from benchrun.archive.claims import archive_around
 from benchrun.archive.writer import now
 from benchrun.compiler.tasksdir import tasks_around
 from benchrun.core.errors import ConfigError
@@ -175,10 +176,15 @@ class RunCache:
 
 
 def store_for(cfg: Mapping[str, Any], cwd: Path | None = None) -> Store | None:
-    """The store a run's config asks for (`cache`, `cache_dir`), or None when off; never in the benchmark's tasks/."""
+    """The store a run's config asks for (`cache`, `cache_dir`), or None when off; never in the benchmark's tasks/,
+    nor in a run's or a sweep's directory (it held the answers of every run in one run's archive, SQLite's files
+    written there as later runs asked)."""
     if not enabled(cfg.get("cache"), cfg["runner"]["type"], cfg["runner"].get("options") or {}):
         return None
     directory = cache_dir(cfg.get("cache_dir"), cwd)
+    if archived := archive_around(directory):
+        raise ConfigError(f"{directory} is {archived}; put the cache elsewhere (cache_dir=DIR), or cache=false",
+                          file="config", key="cache_dir")
     if why := tasks_around(str((cwd or Path.cwd()) / cfg["task"]["path"]), directory):
         raise ConfigError(f"{directory}: {why}; put the cache elsewhere (cache_dir=DIR), or cache=false",
                           file="config", key="cache_dir")
