@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Mapping
+from typing import Any, Awaitable, Callable, Mapping
 
 import httpx
 from pydantic import ValidationError
@@ -34,6 +34,7 @@ from benchrun.execute.runners.base import (
 from benchrun.execute.runners.errorbody import status_said
 from benchrun.execute.runners.http import client_options
 from benchrun.execute.runners.ollamaread import DURATIONS, SET_ASIDE, as_typed_hook
+from benchrun.execute.runners.retryafter import AskedLater, asked_later, heeding
 
 ollama = ollama_package()
 
@@ -59,9 +60,9 @@ class OllamaRunner:
         """Digest and details from the model list, show()'s parameters/template/capabilities, server version."""
         await resolvable(self.host, self.config.key("host"))
         listed = await self._listed_model()
-        shown = await self._call(self.client.show(listed.model))
+        shown = await self._call(lambda: self.client.show(listed.model))
         self._can_answer(listed.model, list(shown.capabilities or []))
-        version = await self._call(self._version())
+        version = await self._call(self._version)
         return described({
             "name": listed.model, "digest": listed.digest, "size": listed.size,
             "details": listed.details.model_dump(exclude_none=True) if listed.details else {},
@@ -110,7 +111,7 @@ class OllamaRunner:
     async def _listed_model(self) -> Any:
         """The model's entry in the server's list (its name as given, else with `:latest`); a list that gives it more
         than once with different digests is refused, for which of them answers cannot be told."""
-        models = (await self._call(self.client.list())).models
+        models = (await self._call(self.client.list)).models
         named = [e for e in models if e.model == self.model] or [e for e in models if e.model == f"{self.model}:latest"]
         if len({entry.digest for entry in named}) > 1:
             digests = ", ".join(sorted(one_line(str(entry.digest), 80) for entry in named))
@@ -124,10 +125,10 @@ class OllamaRunner:
         raise RunnerError(f"model '{self.model}' is not pulled on {self.host} (it has: {have}); "
                           f"run `ollama pull {self.model}`{other}")
 
-    async def _call(self, awaitable: Any) -> Any:
-        """One preflight request within timeout_s; what goes wrong is one line with the fix."""
+    async def _call(self, ask: Callable[[], Awaitable[Any]]) -> Any:
+        """One preflight request within timeout_s (`_heeded`); what goes wrong is one line with the fix."""
         try:
-            return await asyncio.wait_for(awaitable, self.config.timeout_s)
+            return await self._heeded(ask)
         except asyncio.TimeoutError:
             raise RunnerError(f"Ollama at {self.host} did not answer the preflight within {self.config.timeout_s:g} s "
                               f"({self.config.key('timeout_s')})") from None
@@ -150,6 +151,21 @@ class OllamaRunner:
             raise self._not_ollama(err) from None
         except Retryable as err:  # a 200 saying the server is busy (`_refuse_error`)
             raise RunnerError(f"Ollama at {self.host} did not answer the preflight ({err})") from None
+
+    async def _heeded(self, ask: Callable[[], Awaitable[Any]]) -> Any:
+        """What `ask()` answers within timeout_s, asked again (runner.retries) where a server busy a moment asks a wait
+        within timeout_s by Retry-After (`retryafter.asked_later`)."""
+        try:
+            async for attempt in heeding(self.config.retries):
+                with attempt:
+                    try:
+                        return await asyncio.wait_for(ask(), self.config.timeout_s)
+                    except ollama.ResponseError as err:
+                        said = status_said(err.status_code, str(err.error))
+                        asked_later(said.retry, _headers(err), self.config.timeout_s, err)
+                        raise
+        except AskedLater as later:
+            raise later.failure or later from None
 
     def _key_refused(self, status: int) -> str:
         """Why the server said 401/403 to the preflight, naming the variable the key is read from, never the key."""

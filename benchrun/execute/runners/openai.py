@@ -34,6 +34,7 @@ from benchrun.execute.runners.http import client_options
 from benchrun.execute.runners.llamaschema import readable
 from benchrun.execute.runners.openaianswer import APIError, completion_of, said_of
 from benchrun.execute.runners.openaiformat import response_format
+from benchrun.execute.runners.retryafter import AskedLater, asked_later, heeding
 
 OPTIONS = {"temperature": "temperature", "seed": "seed", "top_p": "top_p", "stop": "stop",
            "num_predict": "max_tokens", "presence_penalty": "presence_penalty",
@@ -111,7 +112,33 @@ class OpenAIRunner:
     async def _models(self) -> list[dict[str, Any]]:
         await resolvable(self.base_url, self.config.key("base_url"))
         try:
-            response = await asyncio.wait_for(self.client.get("/models"), self.config.timeout_s)
+            async for attempt in heeding(self.config.retries):
+                with attempt:
+                    response = await self._listing()
+                    if not response.is_success:
+                        said = status_said(response.status_code, self._server_message(response))
+                        asked_later(said.retry, response.headers, self.config.timeout_s)
+        except AskedLater:
+            pass
+        if not response.is_success:
+            raise RunnerError(self._preflight_refusal(response))
+        try:
+            body = server_json(response.content)
+        except NotJSON as err:
+            raise self._no_list(err) from None
+        except (ValueError, RecursionError):
+            body = None
+        if (said := error_said(body)) is not None:  # a 200 that is an error, as a chat answer's is read
+            raise RunnerError(f"the server at {self.base_url} refused the preflight: {said.line}")
+        models = body.get("data") if isinstance(body, dict) else None
+        if not isinstance(models, list):
+            raise self._no_list()
+        return [m for m in models if isinstance(m, dict)]
+
+    async def _listing(self) -> httpx.Response:
+        """GET /models's answer, whatever its status; RunnerError where none came."""
+        try:
+            return await asyncio.wait_for(self.client.get("/models"), self.config.timeout_s)
         except asyncio.TimeoutError:
             raise RunnerError(f"the server at {self.base_url} did not answer GET /models within "
                               f"{self.config.timeout_s:g} s ({self.config.key('timeout_s')})") from None
@@ -128,20 +155,6 @@ class OpenAIRunner:
             raise RunnerError(f"the server at {self.base_url} refused the preflight: {err}") from None
         except (TooLarge, BrokenAnswer) as err:
             raise self._no_list(err) from None
-        if not response.is_success:
-            raise RunnerError(self._preflight_refusal(response))
-        try:
-            body = server_json(response.content)
-        except NotJSON as err:
-            raise self._no_list(err) from None
-        except (ValueError, RecursionError):
-            body = None
-        if (said := error_said(body)) is not None:  # a 200 that is an error, as a chat answer's is read
-            raise RunnerError(f"the server at {self.base_url} refused the preflight: {said.line}")
-        models = body.get("data") if isinstance(body, dict) else None
-        if not isinstance(models, list):
-            raise self._no_list()
-        return [m for m in models if isinstance(m, dict)]
 
     def _no_list(self, err: BaseException | None = None) -> RunnerError:
         """GET /models answered without a model list: not HTTP, too large, not JSON, or not its shape."""

@@ -1,0 +1,39 @@
+"""Helpers for the thirty-first hostile pass of the asking side."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from benchrun.testing.http_fake import Response
+from benchrun.testing.ollama_server import FakeOllama
+from benchrun.testing.openai_server import FakeOpenAI
+from tests.helpers.answers import listbench_answer
+from tests.helpers.commands import call_benchrun
+from tests.helpers.p27_asking import SERVED
+from tests.helpers.wire import wire
+
+LISTS = {"ollama": "/api/tags", "openai": "/v1/models"}
+"""The path of each runner's model list, its preflight's first request."""
+
+
+def busy_listing(tmp_path: Path, runner: str, after: str, times: int = 1) -> tuple[str, Any, int]:
+    """A run of the product task against a fake of `runner` whose model list answers its first `times` requests with a
+    503 asking `Retry-After: after`: its URL, the result and how many times the list was asked."""
+    fake_type = FakeOllama if runner == "ollama" else FakeOpenAI
+    said = wire(b'{"error": "warming up"}', status="503 Service Unavailable")
+    busy = Response(503, b"", wire=said.replace(b"\r\n\r\n", f"\r\nRetry-After: {after}\r\n\r\n".encode(), 1))
+    asked: list[str] = []
+    with fake_type(models=["llama3.2", "m"], responder=listbench_answer) as fake:
+        answered = fake.dispatch
+
+        def dispatch(request: Any) -> Any:
+            if request.path != LISTS[runner]:
+                return answered(request)
+            asked.append(request.path)
+            return busy if len(asked) <= times else answered(request)
+
+        fake.dispatch = dispatch
+        done = call_benchrun(*SERVED[runner](fake.url), "cache=false", "task.only=[product]",
+                             f"outputs={tmp_path / 'outputs'}", cwd=tmp_path)
+        return fake.url, done, len(asked)

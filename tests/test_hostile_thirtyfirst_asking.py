@@ -1,0 +1,29 @@
+"""The thirty-first hostile pass of issue 19, the asking side.
+
+1. a preflight's first request (GET /models of an OpenAI-compatible server, Ollama's /api/tags, /api/show) answered
+   429 or 503 with a Retry-After within runner.timeout_s was refused at once: a server busy for a moment at the start
+   failed the run. Its server is asked again after the wait it asks (runner.retries more times), as a request is
+   (`runners.retryafter.heeding`); a busy answer asking no wait, or a longer one, is refused at once as before
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from benchrun.core.errors import EXIT
+from tests.helpers.p31_asking import busy_listing
+
+
+@pytest.mark.parametrize("runner", ["openai", "ollama"])
+def test_a_preflight_answered_busy_with_a_short_retry_after_is_asked_again_after_it(tmp_path, runner):
+    _, done, asked = busy_listing(tmp_path, runner, "0", times=2)
+    assert (done.returncode, done.stderr, asked) == (EXIT["ok"], "", 3 + (runner == "ollama"))
+
+
+@pytest.mark.parametrize(("runner", "after", "asked"), [("openai", "0", 3), ("openai", "121", 1), ("ollama", "0", 3)])
+def test_a_preflight_busy_past_its_retries_or_asking_longer_than_a_request_may_take_is_refused(tmp_path, runner,
+                                                                                                 after, asked):
+    url, done, times = busy_listing(tmp_path, runner, after, times=9)
+    refused = {"openai": f"the server at {url} refused the preflight: HTTP 503: warming up",
+               "ollama": f"Ollama at {url} refused the preflight: HTTP 503: warming up"}[runner]
+    assert (done.returncode, done.stderr, times) == (EXIT["runner"], f"benchrun: error: {refused}\n", asked)
