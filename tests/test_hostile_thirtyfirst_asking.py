@@ -4,6 +4,10 @@
    429 or 503 with a Retry-After within runner.timeout_s was refused at once: a server busy for a moment at the start
    failed the run. Its server is asked again after the wait it asks (runner.retries more times), as a request is
    (`runners.retryafter.heeding`); a busy answer asking no wait, or a longer one, is refused at once as before
+2. the context length Ollama loaded the model with (its num_ctx, the server's default or runner.options.num_ctx) was
+   not archived: asked of /api/ps (`ollama.AsyncClient.ps`) beside the run after its first answer, it is run.json's
+   `identity.context_length` (`runners.ollama.OllamaRunner.loaded`); a length that is no JSON integer (`"8192"`,
+   `true`, which the client's lax model takes) or past 2^53 is not kept (`runners.ollamaread._loaded`)
 """
 
 from __future__ import annotations
@@ -11,7 +15,7 @@ from __future__ import annotations
 import pytest
 
 from benchrun.core.errors import EXIT
-from tests.helpers.p31_asking import busy_listing
+from tests.helpers.p31_asking import busy_listing, identity_loaded
 
 
 @pytest.mark.parametrize("runner", ["openai", "ollama"])
@@ -27,3 +31,8 @@ def test_a_preflight_busy_past_its_retries_or_asking_longer_than_a_request_may_t
     refused = {"openai": f"the server at {url} refused the preflight: HTTP 503: warming up",
                "ollama": f"Ollama at {url} refused the preflight: HTTP 503: warming up"}[runner]
     assert (done.returncode, done.stderr, times) == (EXIT["runner"], f"benchrun: error: {refused}\n", asked)
+
+
+@pytest.mark.parametrize(("said", "kept"), [(8192, 8192), ("8192", None), (True, None), (2**53, None)])
+def test_the_context_length_ollama_loaded_the_model_with_is_archived_where_it_says_it(tmp_path, said, kept):
+    assert identity_loaded(tmp_path, said).get("context_length", None) == kept

@@ -80,6 +80,12 @@ class HostPool:
                                      return_exceptions=True)
         return {url: digest for each in found if not isinstance(each, BaseException) for url, digest in each.items()}
 
+    async def loaded(self, identity: dict[str, Any]) -> dict[str, Any]:
+        """`identity` with what each server said of the model as loaded, in its entry of `hosts` (the first's at the
+        top, as `identify` gives it)."""
+        each = [await host.runner.loaded(entry) for host, entry in zip(self.hosts, identity["hosts"])]
+        return {**await self.hosts[0].runner.loaded(identity), "hosts": each}
+
     async def _one_each(self) -> None:
         """Refuse two URLs of the list that reach one server (`localhost` and `127.0.0.1`, a name and its address,
         `0.0.0.0` and `127.0.0.1`): the same port and path (as requests are sent to it: `/.` is `/`) at an address

@@ -107,6 +107,8 @@ async def execute(plan: Plan, runner: Runner, writer: RunWriter, queries: Sequen
         async with grader_for(plan, writer, judge) as grader:
             await Executor(plan.manifest, runner, grader, _Recorder(writer, advance), cache).run(
                 queries, [(samples[response.id], response) for response in regrade])
+    if queries and (loaded := await runner.loaded(writer.info.identity)) != writer.info.identity:
+        writer.identified(loaded, writer.info.runner)
     await same_models_to_the_end(runner if queries else None, writer, judge, cache)
     counts = writer.counts
     return writer.finish("completed_with_errors" if counts.request_errors or counts.scorer_errors

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -9,7 +10,7 @@ from benchrun.testing.http_fake import Response
 from benchrun.testing.ollama_server import FakeOllama
 from benchrun.testing.openai_server import FakeOpenAI
 from tests.helpers.answers import listbench_answer
-from tests.helpers.commands import call_benchrun
+from tests.helpers.commands import call_benchrun, run_dir_of
 from tests.helpers.p27_asking import SERVED
 from tests.helpers.wire import wire
 
@@ -37,3 +38,13 @@ def busy_listing(tmp_path: Path, runner: str, after: str, times: int = 1) -> tup
         done = call_benchrun(*SERVED[runner](fake.url), "cache=false", "task.only=[product]",
                              f"outputs={tmp_path / 'outputs'}", cwd=tmp_path)
         return fake.url, done, len(asked)
+
+
+def identity_loaded(tmp_path: Path, context_length: Any) -> dict[str, Any]:
+    """run.json's identity of a run of the product task against a fake Ollama whose /api/ps says each model asked of
+    is loaded with `context_length`."""
+    with FakeOllama(models=["llama3.2"], responder=listbench_answer, context_length=context_length) as fake:
+        done = call_benchrun(f"runner.host={fake.url}", "cache=false", "task.only=[product]",
+                             f"outputs={tmp_path / 'outputs'}", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (0, "")
+    return json.loads(run_dir_of(done.stdout).joinpath("run.json").read_text())["identity"]

@@ -346,6 +346,10 @@ class Runner(Protocol):
         digest to ask: an OpenAI-compatible server gives none, and the embedded model in memory answered every
         request). Raises RunnerError when a server cannot say."""
 
+    async def loaded(self, identity: dict[str, Any]) -> dict[str, Any]:
+        """`identity` (`identify`'s) with what a server said of the model as loaded once it answered (Ollama's
+        context_length); as it is where nothing more is known."""
+
     def request_settings(self) -> dict[str, Any]:
         """Everything each request sends besides the messages and the format (model, options, ...): part of the
         response cache's key. Called after `identify`."""

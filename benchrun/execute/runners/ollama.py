@@ -16,6 +16,7 @@ from benchrun.core.secrets import SECRETS
 from benchrun.core.serverurls import http_url
 from benchrun.core.settings import OLLAMA_KEY_ENV, OllamaConfig
 from benchrun.core.text import one_line, writable_data
+from benchrun.core.yamlfile import MAX_INT
 from benchrun.execute.boundary import TooLarge, described
 from benchrun.execute.runners.base import (
     BrokenAnswer,
@@ -37,6 +38,9 @@ from benchrun.execute.runners.ollamaread import DURATIONS, SET_ASIDE, as_typed_h
 from benchrun.execute.runners.retryafter import AskedLater, asked_later, heeding
 
 ollama = ollama_package()
+LOADED_WAIT_S = 5.0
+"""The longest the end of a run waits for the server to say what it loaded the model with (`OllamaRunner.loaded`):
+asked beside the run, after its first answer, it says so in milliseconds, or says nothing the run waits for."""
 
 
 class OllamaRunner:
@@ -50,6 +54,8 @@ class OllamaRunner:
         self.client = ollama.AsyncClient(host=self.host, **self._http())
         self._request: dict[str, Any] = {"options": config.options}
         self._request.update({k: v for k in ("keep_alive", "think") if (v := getattr(config, k)) is not None})
+        self._loading: asyncio.Task[int | None] | None = None
+        """The context length the server loaded the model with, asked once after its first answer (`_loaded_with`)."""
 
     def _http(self) -> dict[str, Any]:
         options = client_options(self.config)
@@ -199,6 +205,8 @@ class OllamaRunner:
             SET_ASIDE.reset(token)
         if response.done is False:
             raise BrokenAnswer("the answer says it is not done (done: false): a part of an answer, not taken as one")
+        if self._loading is None:
+            self._loading = asyncio.ensure_future(self._loaded_with())
         return Completion.model_construct(  # from the client's validated ChatResponse: no second validation
             text=response.message.content or "", done_reason=response.done_reason,
             extra={**_thought(response.message, aside), **_served(response.model, self.model)},
@@ -207,6 +215,28 @@ class OllamaRunner:
                           for name in DURATIONS if getattr(response, name) is not None},
         )
 
+    async def _loaded_with(self) -> int | None:
+        """The context length the server says (/api/ps, Ollama 0.6 on) it holds the model loaded with; None where it
+        does not say (an older server, the model unloaded already) or says so of two copies of it differently."""
+        try:
+            loaded = (await self._call(self.client.ps)).models
+        except (RunnerError, OSError):
+            return None
+        lengths = {entry.context_length for entry in loaded if same_model_name(str(entry.model or entry.name), self.model)}
+        length = lengths.pop() if len(lengths) == 1 else None
+        return length if length is not None and 0 < length <= MAX_INT else None
+
+    async def loaded(self, identity: dict[str, Any]) -> dict[str, Any]:
+        """`identity` with the context length the server loaded the model with (`context_length`), once it answered
+        (where it says it)."""
+        if self._loading is None:
+            return identity
+        try:
+            length = await asyncio.wait_for(self._loading, min(self.config.timeout_s, LOADED_WAIT_S))
+        except asyncio.TimeoutError:
+            return identity
+        return identity if length is None else {**identity, "context_length": length}
+
     def request_settings(self) -> dict[str, Any]:
         return {"model": self.model, **self._request}
 
@@ -214,6 +244,8 @@ class OllamaRunner:
         return schema
 
     async def aclose(self) -> None:
+        if self._loading is not None:
+            self._loading.cancel()
         await self.client.close()
 
     def public_config(self) -> dict[str, Any]:

@@ -126,6 +126,8 @@ def _as_typed(body: bytes, path: str, content_type: str, model: str) -> bytes:
         typed = {**answer, "models": [listed for entry in models if (listed := _listed(entry, model)) is not None]}
     elif path.endswith("/api/show"):
         typed = _without_odd(answer, _SHOWN)
+    elif path.endswith("/api/ps") and isinstance(models := answer.get("models"), list):
+        typed = {**answer, "models": [_loaded(entry) for entry in models if isinstance(entry, dict)]}
     return body if typed is answer else json.dumps(typed).encode()
 
 
@@ -160,6 +162,14 @@ def _listed(entry: Any, model: str) -> dict[str, Any] | None:
     if not isinstance(entry, dict) or not isinstance(name := entry.get("model"), str):
         return None
     return _without_odd(entry, _LISTED) if name in (model, f"{model}:latest") else {"model": name}
+
+
+def _loaded(entry: dict[str, Any]) -> dict[str, Any]:
+    """An entry of the models loaded (/api/ps) as read: its names, and its context_length where a JSON integer
+    (`json_count`: not `"8192"` or `true`, which the client's lax model takes); nothing else of it is read."""
+    read = {key: entry[key] for key in ("model", "name") if isinstance(entry.get(key), str)}
+    length = json_count(entry.get("context_length"))
+    return read if length is None else {**read, "context_length": length}
 
 
 def _refuse_error(answer: dict[str, Any]) -> None:

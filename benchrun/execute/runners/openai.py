@@ -310,6 +310,9 @@ class OpenAIRunner:
         entry = await self._entry()
         return {self.base_url: pinned_as({"details": _details(entry), **self._answers_as(entry)})}
 
+    async def loaded(self, identity: dict[str, Any]) -> dict[str, Any]:
+        return identity
+
     async def aclose(self) -> None:
         await self.client.aclose()
 
