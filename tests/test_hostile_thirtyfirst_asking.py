@@ -18,10 +18,11 @@ from benchrun.core.errors import EXIT
 from tests.helpers.p31_asking import busy_listing, identity_loaded
 
 
-@pytest.mark.parametrize("runner", ["openai", "ollama"])
-def test_a_preflight_answered_busy_with_a_short_retry_after_is_asked_again_after_it(tmp_path, runner):
-    _, done, asked = busy_listing(tmp_path, runner, "0", times=2)
-    assert (done.returncode, done.stderr, asked) == (EXIT["ok"], "", 3 + (runner == "ollama"))
+@pytest.mark.parametrize(("runner", "path", "asked"), [("openai", "", 3), ("ollama", "", 4),
+                                                      ("ollama", "/api/version", 3)])
+def test_a_preflight_answered_busy_with_a_short_retry_after_is_asked_again_after_it(tmp_path, runner, path, asked):
+    _, done, times = busy_listing(tmp_path, runner, "0", times=2, path=path)
+    assert (done.returncode, done.stderr, times) == (EXIT["ok"], "", asked)
 
 
 @pytest.mark.parametrize(("runner", "after", "asked"), [("openai", "0", 3), ("openai", "121", 1), ("ollama", "0", 3)])

@@ -18,9 +18,9 @@ LISTS = {"ollama": "/api/tags", "openai": "/v1/models"}
 """The path of each runner's model list, its preflight's first request."""
 
 
-def busy_listing(tmp_path: Path, runner: str, after: str, times: int = 1) -> tuple[str, Any, int]:
-    """A run of the product task against a fake of `runner` whose model list answers its first `times` requests with a
-    503 asking `Retry-After: after`: its URL, the result and how many times the list was asked."""
+def busy_listing(tmp_path: Path, runner: str, after: str, times: int = 1, path: str = "") -> tuple[str, Any, int]:
+    """A run of the product task against a fake of `runner` whose model list (or GET `path`) answers its first `times`
+    requests with a 503 asking `Retry-After: after`: its URL, the result and how many times it was asked."""
     fake_type = FakeOllama if runner == "ollama" else FakeOpenAI
     said = wire(b'{"error": "warming up"}', status="503 Service Unavailable")
     busy = Response(503, b"", wire=said.replace(b"\r\n\r\n", f"\r\nRetry-After: {after}\r\n\r\n".encode(), 1))
@@ -29,7 +29,7 @@ def busy_listing(tmp_path: Path, runner: str, after: str, times: int = 1) -> tup
         answered = fake.dispatch
 
         def dispatch(request: Any) -> Any:
-            if request.path != LISTS[runner]:
+            if request.path != (path or LISTS[runner]):
                 return answered(request)
             asked.append(request.path)
             return busy if len(asked) <= times else answered(request)

@@ -109,7 +109,9 @@ class OllamaRunner:
         key = {"Authorization": f"Bearer {self._key}"} if self._key else {}
         async with httpx.AsyncClient(base_url=self.host, headers=key, **self._http()) as http:
             response = await http.get("/api/version")
-        if not response.is_success:  # its body's error, as the official client reads one (`_ErrorSaid`)
+        try:
+            response.raise_for_status()
+        except httpx.HTTPStatusError:  # its body's error as the client reads one (`_ErrorSaid`), raised as it raises it
             raise ollama.ResponseError(response.text, response.status_code)
         answer = response.json()
         return answer.get("version") if isinstance(answer, dict) else None
