@@ -230,8 +230,8 @@ class OllamaRunner:
 
     async def loaded(self, identity: dict[str, Any]) -> dict[str, Any]:
         """`identity` with the context length the server loaded the model with (`context_length`), once it answered
-        (where it says it); one recorded already (a resume's run) is left as it is."""
-        if self._loading is None or "context_length" in identity:
+        (where it says it)."""
+        if self._loading is None:
             return identity
         try:
             length = await asyncio.wait_for(self._loading, min(self.config.timeout_s, LOADED_WAIT_S))
