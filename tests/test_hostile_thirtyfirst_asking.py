@@ -6,7 +6,8 @@
    (`runners.retryafter.heeding`); a busy answer asking no wait, or a longer one, is refused at once as before
 2. the context length Ollama loaded the model with (its num_ctx, the server's default or runner.options.num_ctx) was
    not archived: asked of /api/ps (`ollama.AsyncClient.ps`) beside the run after its first answer, it is run.json's
-   `identity.context_length` (`runners.ollama.OllamaRunner.loaded`); a length that is no JSON integer (`"8192"`,
+   `identity.context_length` (`runners.ollama.OllamaRunner.loaded`), the judge model's its `judge.identity`'s
+   (`execute.session._as_loaded`); a length that is no JSON integer (`"8192"`,
    `true`, which the client's lax model takes) or past 2^53 is not kept (`runners.ollamaread._loaded`)
 """
 
@@ -15,7 +16,7 @@ from __future__ import annotations
 import pytest
 
 from benchrun.core.errors import EXIT
-from tests.helpers.p31_asking import busy_listing, identity_loaded
+from tests.helpers.p31_asking import busy_listing, identity_loaded, judged_loaded
 
 
 @pytest.mark.parametrize(("runner", "path", "asked"), [("openai", "", 3), ("ollama", "", 4),
@@ -37,3 +38,7 @@ def test_a_preflight_busy_past_its_retries_or_asking_longer_than_a_request_may_t
 @pytest.mark.parametrize(("said", "kept"), [(8192, 8192), ("8192", None), (True, None), (2**53, None)])
 def test_the_context_length_ollama_loaded_the_model_with_is_archived_where_it_says_it(tmp_path, said, kept):
     assert identity_loaded(tmp_path, said).get("context_length", None) == kept
+
+
+def test_the_context_length_ollama_loaded_the_judge_model_with_is_archived_too(tmp_path):
+    assert judged_loaded(tmp_path, 2048) == (2048, 2048)

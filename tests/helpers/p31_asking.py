@@ -10,8 +10,11 @@ from benchrun.testing.http_fake import Response
 from benchrun.testing.ollama_server import FakeOllama
 from benchrun.testing.openai_server import FakeOpenAI
 from tests.helpers.answers import listbench_answer
+from tests.helpers.benchfiles import write_bench
 from tests.helpers.commands import call_benchrun, run_dir_of
+from tests.helpers.judges import answer
 from tests.helpers.p27_asking import SERVED
+from tests.helpers.p29_asking import NUMBERED
 from tests.helpers.wire import wire
 
 LISTS = {"ollama": "/api/tags", "openai": "/v1/models"}
@@ -48,3 +51,15 @@ def identity_loaded(tmp_path: Path, context_length: Any) -> dict[str, Any]:
                              f"outputs={tmp_path / 'outputs'}", cwd=tmp_path)
     assert (done.returncode, done.stderr) == (0, "")
     return json.loads(run_dir_of(done.stdout).joinpath("run.json").read_text())["identity"]
+
+
+def judged_loaded(tmp_path: Path, context_length: int) -> tuple[Any, Any]:
+    """The context_length run.json's identity and its judge's identity say, of a run of a judged benchmark (the judge
+    qwen2.5) against a fake Ollama whose /api/ps says each model asked of is loaded with `context_length`."""
+    write_bench(tmp_path, NUMBERED)
+    with FakeOllama(models=["llama3.2", "qwen2.5"], context_length=context_length,
+                    responder=lambda req: '{"grade": 1}' if req.model.startswith("qwen2.5") else answer(req)) as fake:
+        done = call_benchrun(f"runner.host={fake.url}", "task.path=bench", "judge.model=qwen2.5", "cache=false",
+                             f"outputs={tmp_path / 'outputs'}", cwd=tmp_path)
+    info = json.loads(run_dir_of(done.stdout).joinpath("run.json").read_text())
+    return info["identity"].get("context_length"), info["judge"]["identity"].get("context_length")
