@@ -1,7 +1,7 @@
 """The thirty-first hostile pass of issue 19, the asking side.
 
-1. a preflight's first request (GET /models of an OpenAI-compatible server, Ollama's /api/tags, /api/show) answered
-   429 or 503 with a Retry-After within runner.timeout_s was refused at once: a server busy for a moment at the start
+1. a preflight's request (GET /models of an OpenAI-compatible server, Ollama's /api/tags, /api/show, /api/version)
+   answered 429 or 503 (or a 200 whose body says so) with a Retry-After within runner.timeout_s was refused at once: a server busy for a moment at the start
    failed the run. Its server is asked again after the wait it asks (runner.retries more times), as a request is
    (`runners.retryafter.heeding`); a busy answer asking no wait, or a longer one, is refused at once as before
 2. the context length Ollama loaded the model with (its num_ctx, the server's default or runner.options.num_ctx) was
@@ -9,6 +9,10 @@
    `identity.context_length` (`runners.ollama.OllamaRunner.loaded`), the judge model's its `judge.identity`'s
    (`execute.session._as_loaded`); a length that is no JSON integer (`"8192"`,
    `true`, which the client's lax model takes) or past 2^53 is not kept (`runners.ollamaread._loaded`)
+3. a proxy before Ollama answering a chat 200 with a body saying 429 (or 503) and `Retry-After: 3600` was asked again
+   on benchrun's own backoff at once, whatever it asked (the thirtieth pass heeded it of runner=openai only): the
+   error the answer's bytes raise keeps its headers (`runners.base.BusySaid`, raised by `runners.ollamaread`), and
+   its Retry-After is heeded as a 429's (`base.asked_again`), at the preflight too (1.)
 """
 
 from __future__ import annotations
@@ -16,13 +20,17 @@ from __future__ import annotations
 import pytest
 
 from benchrun.core.errors import EXIT
+from tests.helpers.p24_execute import asked, ollama_run, once
+from tests.helpers.p30_asking import busy
 from tests.helpers.p31_asking import busy_listing, identity_loaded, judged_loaded
 
 
-@pytest.mark.parametrize(("runner", "path", "asked"), [("openai", "", 3), ("ollama", "", 4),
-                                                      ("ollama", "/api/version", 3)])
-def test_a_preflight_answered_busy_with_a_short_retry_after_is_asked_again_after_it(tmp_path, runner, path, asked):
-    _, done, times = busy_listing(tmp_path, runner, "0", times=2, path=path)
+@pytest.mark.parametrize(("runner", "path", "status", "asked"), [
+    ("openai", "", "503 Service Unavailable", 3), ("openai", "", "200 OK", 3), ("ollama", "", "503 Service Unavailable", 4),
+    ("ollama", "/api/version", "503 Service Unavailable", 3), ("ollama", "", "200 OK", 4)])
+def test_a_preflight_answered_busy_with_a_short_retry_after_is_asked_again_after_it(tmp_path, runner, path, status,
+                                                                                     asked):
+    _, done, times = busy_listing(tmp_path, runner, "0", times=2, path=path, status=status)
     assert (done.returncode, done.stderr, times) == (EXIT["ok"], "", asked)
 
 
@@ -42,3 +50,11 @@ def test_the_context_length_ollama_loaded_the_model_with_is_archived_where_it_sa
 
 def test_the_context_length_ollama_loaded_the_judge_model_with_is_archived_too(tmp_path):
     assert judged_loaded(tmp_path, 2048) == (2048, 2048)
+
+
+def test_an_ollama_chat_answer_of_200_saying_429_whose_retry_after_asks_an_hour_is_not_asked_again(tmp_path):
+    done = ollama_run(tmp_path, once(busy("3600", "200 OK")))
+    message = ("HTTP 200 saying 429: slow down; the server asks to be asked again after Retry-After: 3600, longer than "
+               "a request may take (runner.timeout_s=120 s): not asked again")
+    assert done.returncode == EXIT["ok"]
+    assert asked(done.stdout) == (None, {"type": "ResponseError", "message": message}, 1, [message])

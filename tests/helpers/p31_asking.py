@@ -21,11 +21,13 @@ LISTS = {"ollama": "/api/tags", "openai": "/v1/models"}
 """The path of each runner's model list, its preflight's first request."""
 
 
-def busy_listing(tmp_path: Path, runner: str, after: str, times: int = 1, path: str = "") -> tuple[str, Any, int]:
+def busy_listing(tmp_path: Path, runner: str, after: str, times: int = 1, path: str = "",
+                 status: str = "503 Service Unavailable") -> tuple[str, Any, int]:
     """A run of the product task against a fake of `runner` whose model list (or GET `path`) answers its first `times`
-    requests with a 503 asking `Retry-After: after`: its URL, the result and how many times it was asked."""
+    requests with a 503 (or `status`, its body saying 503) asking `Retry-After: after`: its URL, the result and how
+    many times it was asked."""
     fake_type = FakeOllama if runner == "ollama" else FakeOpenAI
-    said = wire(b'{"error": "warming up"}', status="503 Service Unavailable")
+    said = wire(b'{"error": {"message": "warming up", "code": 503}}', status=status)
     busy = Response(503, b"", wire=said.replace(b"\r\n\r\n", f"\r\nRetry-After: {after}\r\n\r\n".encode(), 1))
     asked: list[str] = []
     with fake_type(models=["llama3.2", "m"], responder=listbench_answer) as fake:

@@ -32,6 +32,15 @@ class Retryable(Exception):
     after_s: float | None = None
 
 
+class BusySaid(Retryable):
+    """An answer of 200 whose body says the server is busy (an error object naming 429 or 503: a proxy before
+    Ollama); `headers` the answer's, for the wait its Retry-After asks (`asked_again`), as of a 429's."""
+
+    def __init__(self, line: str, headers: Mapping[str, str]) -> None:
+        super().__init__(line)
+        self.headers = headers
+
+
 class Refused(Exception):
     """A request the server refused in a way another try would not change (a 4xx, or a 5xx saying it is invalid)."""
 

@@ -20,6 +20,7 @@ from benchrun.core.yamlfile import MAX_INT
 from benchrun.execute.boundary import TooLarge, described
 from benchrun.execute.runners.base import (
     BrokenAnswer,
+    BusySaid,
     Completion,
     Refused,
     Retryable,
@@ -168,9 +169,8 @@ class OllamaRunner:
                 with attempt:
                     try:
                         return await asyncio.wait_for(ask(), self.config.timeout_s)
-                    except ollama.ResponseError as err:
-                        said = status_said(err.status_code, str(err.error))
-                        asked_later(said.retry, _headers(err), self.config.timeout_s, err)
+                    except (ollama.ResponseError, BusySaid) as err:
+                        asked_later(_worth_another(err), _headers(err), self.config.timeout_s, err)
                         raise
         except AskedLater as later:
             raise later.failure or later from None
@@ -195,6 +195,8 @@ class OllamaRunner:
         token = SET_ASIDE.set(aside)
         try:
             response = await self.client.chat(model=self.model, messages=messages, format=schema, **request)
+        except BusySaid as err:  # a 200 saying the server is busy: asked again as a 429 is
+            raise asked_again(str(err), err.headers, self.config) from err.__cause__
         except ollama.ResponseError as err:  # a 401 or 403 names the key's variable and the fix, as at the preflight
             message = self._key_refused(err.status_code) if err.status_code in (401, 403) else str(err.error)
             said = status_said(err.status_code, message)
@@ -278,9 +280,17 @@ def _status(err: BaseException) -> int | None:
     return getattr(err, "status_code", None)
 
 
-def _headers(err: ollama.ResponseError) -> Mapping[str, str]:
+def _worth_another(err: ollama.ResponseError | BusySaid) -> bool:
+    """Whether the failure of a preflight call is worth another try, as a request's is."""
+    return isinstance(err, BusySaid) or status_said(err.status_code, str(err.error)).retry
+
+
+def _headers(err: ollama.ResponseError | BusySaid) -> Mapping[str, str]:
     """The headers of the answer the official client raised `err` for (its HTTPStatusError, the context it raises it
-    in), where it kept them: a server's Retry-After is heeded (`base.asked_again`) as runner=openai heeds it."""
+    in; a BusySaid's own), where it kept them: a server's Retry-After is heeded (`base.asked_again`) as runner=openai
+    heeds it."""
+    if isinstance(err, BusySaid):
+        return err.headers
     context = err.__context__
     return context.response.headers if isinstance(context, httpx.HTTPStatusError) else {}
 

@@ -115,25 +115,30 @@ class OpenAIRunner:
             async for attempt in heeding(self.config.retries):
                 with attempt:
                     response = await self._listing()
-                    if not response.is_success:
-                        said = status_said(response.status_code, self._server_message(response))
+                    body = self._list_body(response) if response.is_success else None
+                    said = error_said(body) if response.is_success else status_said(
+                        response.status_code, self._server_message(response))
+                    if said is not None:
                         asked_later(said.retry, response.headers, self.config.timeout_s)
         except AskedLater:
             pass
         if not response.is_success:
             raise RunnerError(self._preflight_refusal(response))
-        try:
-            body = server_json(response.content)
-        except NotJSON as err:
-            raise self._no_list(err) from None
-        except (ValueError, RecursionError):
-            body = None
         if (said := error_said(body)) is not None:  # a 200 that is an error, as a chat answer's is read
             raise RunnerError(f"the server at {self.base_url} refused the preflight: {said.line}")
         models = body.get("data") if isinstance(body, dict) else None
         if not isinstance(models, list):
             raise self._no_list()
         return [m for m in models if isinstance(m, dict)]
+
+    def _list_body(self, response: httpx.Response) -> Any:
+        """GET /models's body of 200 as JSON, None where it is not JSON; RunnerError where it gives a key twice."""
+        try:
+            return server_json(response.content)
+        except NotJSON as err:
+            raise self._no_list(err) from None
+        except (ValueError, RecursionError):
+            return None
 
     async def _listing(self) -> httpx.Response:
         """GET /models's answer, whatever its status; RunnerError where none came."""
