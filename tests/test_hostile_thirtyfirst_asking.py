@@ -22,7 +22,7 @@ import pytest
 from benchrun.core.errors import EXIT
 from tests.helpers.p24_execute import asked, ollama_run, once
 from tests.helpers.p30_asking import busy
-from tests.helpers.p31_asking import busy_listing, identity_loaded, judged_loaded
+from tests.helpers.p31_asking import busy_listing, identity_loaded, judged_loaded, pooled_loaded
 
 
 @pytest.mark.parametrize(("runner", "path", "status", "asked"), [
@@ -50,6 +50,10 @@ def test_the_context_length_ollama_loaded_the_model_with_is_archived_where_it_sa
 
 def test_the_context_length_ollama_loaded_the_judge_model_with_is_archived_too(tmp_path):
     assert judged_loaded(tmp_path, 2048) == (2048, 2048)
+
+
+def test_each_server_of_a_list_says_the_context_length_it_loaded_the_model_with(tmp_path):
+    assert pooled_loaded(tmp_path, 4096, 8192) == (4096, [4096, 8192])
 
 
 def test_an_ollama_chat_answer_of_200_saying_429_whose_retry_after_asks_an_hour_is_not_asked_again(tmp_path):

@@ -82,8 +82,11 @@ class HostPool:
 
     async def loaded(self, identity: dict[str, Any]) -> dict[str, Any]:
         """`identity` with what each server said of the model as loaded, in its entry of `hosts` (the first's at the
-        top, as `identify` gives it)."""
-        each = [await host.runner.loaded(entry) for host, entry in zip(self.hosts, identity["hosts"])]
+        top, as `identify` gives it); as it is where its entries are not this list's servers."""
+        entries = identity.get("hosts")
+        if not isinstance(entries, list) or [e.get("host") for e in entries] != [h.url for h in self.hosts]:
+            return identity
+        each = [await host.runner.loaded(entry) for host, entry in zip(self.hosts, entries)]
         return {**await self.hosts[0].runner.loaded(identity), "hosts": each}
 
     async def _one_each(self) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -65,3 +66,14 @@ def judged_loaded(tmp_path: Path, context_length: int) -> tuple[Any, Any]:
                              f"outputs={tmp_path / 'outputs'}", cwd=tmp_path)
     info = json.loads(run_dir_of(done.stdout).joinpath("run.json").read_text())
     return info["identity"].get("context_length"), info["judge"]["identity"].get("context_length")
+
+
+def pooled_loaded(tmp_path: Path, *lengths: int) -> tuple[Any, list[Any]]:
+    """The context_length of run.json's identity, and of each entry of its `hosts`, of a run of the product task
+    against a list of fake Ollama servers, each saying the model is loaded with one of `lengths`."""
+    with ExitStack() as stack:
+        fakes = [stack.enter_context(FakeOllama(responder=listbench_answer, context_length=n)) for n in lengths]
+        done = call_benchrun(f"runner.host=[{','.join(fake.url for fake in fakes)}]", "cache=false",
+                             "task.only=[product]", f"outputs={tmp_path / 'outputs'}", cwd=tmp_path)
+    identity = json.loads(run_dir_of(done.stdout).joinpath("run.json").read_text())["identity"]
+    return identity.get("context_length"), [host.get("context_length") for host in identity["hosts"]]
