@@ -1,14 +1,16 @@
 """The thirty-first hostile pass of issue 19, the asking side.
 
 1. a preflight's request (GET /models of an OpenAI-compatible server, Ollama's /api/tags, /api/show, /api/version)
-   answered 429 or 503 (or a 200 whose body says so) with a Retry-After within runner.timeout_s was refused at once: a server busy for a moment at the start
-   failed the run. Its server is asked again after the wait it asks (runner.retries more times), as a request is
-   (`runners.retryafter.heeding`); a busy answer asking no wait, or a longer one, is refused at once as before
+   answered 429 or 503 (or a 200 whose body says so) with a Retry-After within runner.timeout_s was refused at once:
+   a server busy for a moment at the start failed the run. Its server is asked again after the wait it asks
+   (runner.retries more times), as a request is (`runners.retryafter.heeding`); a busy answer asking no wait, or a
+   longer one, is refused at once as before
 2. the context length Ollama loaded the model with (its num_ctx, the server's default or runner.options.num_ctx) was
    not archived: asked of /api/ps (`ollama.AsyncClient.ps`) beside the run after its first answer, it is run.json's
    `identity.context_length` (`runners.ollama.OllamaRunner.loaded`), the judge model's its `judge.identity`'s
-   (`execute.session._as_loaded`); a length that is no JSON integer (`"8192"`,
-   `true`, which the client's lax model takes) or past 2^53 is not kept (`runners.ollamaread._loaded`)
+   (`execute.session._as_loaded`), each server of a list's its entry of `identity.hosts` (`hosts.HostPool.loaded`);
+   a length that is no JSON integer (`"8192"`, `true`, which the client's lax model takes) or past 2^53 is not kept
+   (`runners.ollamaread._loaded`)
 3. a proxy before Ollama answering a chat 200 with a body saying 429 (or 503) and `Retry-After: 3600` was asked again
    on benchrun's own backoff at once, whatever it asked (the thirtieth pass heeded it of runner=openai only): the
    error the answer's bytes raise keeps its headers (`runners.base.BusySaid`, raised by `runners.ollamaread`), and
