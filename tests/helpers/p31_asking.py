@@ -20,10 +20,11 @@ from tests.helpers.wire import wire
 
 LISTS = {"ollama": "/api/tags", "openai": "/v1/models"}
 """The path of each runner's model list, its preflight's first request."""
+BUSY = "503 Service Unavailable"
 
 
 def busy_listing(tmp_path: Path, runner: str, after: str, times: int = 1, path: str = "",
-                 status: str = "503 Service Unavailable") -> tuple[str, Any, int]:
+                 status: str = BUSY) -> tuple[str, Any, int]:
     """A run of the product task against a fake of `runner` whose model list (or GET `path`) answers its first `times`
     requests with a 503 (or `status`, its body saying 503) asking `Retry-After: after`: its URL, the result and how
     many times it was asked."""

@@ -226,7 +226,8 @@ class OllamaRunner:
             loaded = (await self._call(self.client.ps)).models
         except (RunnerError, OSError):
             return None
-        lengths = {entry.context_length for entry in loaded if same_model_name(str(entry.model or entry.name), self.model)}
+        lengths = {entry.context_length for entry in loaded
+                   if same_model_name(str(entry.model or entry.name), self.model)}
         length = lengths.pop() if len(lengths) == 1 else None
         return length if length is not None and 0 < length <= MAX_INT else None
 
