@@ -15,6 +15,9 @@
    on benchrun's own backoff at once, whatever it asked (the thirtieth pass heeded it of runner=openai only): the
    error the answer's bytes raise keeps its headers (`runners.base.BusySaid`, raised by `runners.ollamaread`), and
    its Retry-After is heeded as a 429's (`base.asked_again`), at the preflight too (1.)
+4. a preflight refused for a busy answer whose Retry-After asks longer than runner.timeout_s said only the status
+   (`refused the preflight: HTTP 503: warming up`), not why it was not asked again: it says so as a request's error
+   does (`runners.base.refusal_line`)
 """
 
 from __future__ import annotations
@@ -36,12 +39,19 @@ def test_a_preflight_answered_busy_with_a_short_retry_after_is_asked_again_after
     assert (done.returncode, done.stderr, times) == (EXIT["ok"], "", asked)
 
 
-@pytest.mark.parametrize(("runner", "after", "asked"), [("openai", "0", 3), ("openai", "121", 1), ("ollama", "0", 3)])
+@pytest.mark.parametrize(("runner", "after", "status", "asked"), [
+    ("openai", "0", BUSY, 3), ("ollama", "0", BUSY, 3), ("openai", "121", BUSY, 1), ("ollama", "121", BUSY, 1),
+    ("openai", "121", "200 OK", 1), ("ollama", "121", "200 OK", 1)])
 def test_a_preflight_busy_past_its_retries_or_asking_longer_than_a_request_may_take_is_refused(tmp_path, runner,
-                                                                                                 after, asked):
-    url, done, times = busy_listing(tmp_path, runner, after, times=9)
-    refused = {"openai": f"the server at {url} refused the preflight: HTTP 503: warming up",
-               "ollama": f"Ollama at {url} refused the preflight: HTTP 503: warming up"}[runner]
+                                                                                                 after, status, asked):
+    url, done, times = busy_listing(tmp_path, runner, after, times=9, status=status)
+    said = "HTTP 503: warming up" if status == BUSY else "HTTP 200 saying 503: warming up"
+    if after != "0":
+        said += ("; the server asks to be asked again after Retry-After: 121, longer than a request may take "
+                 "(runner.timeout_s=120 s): not asked again")
+    refused = {"openai": f"the server at {url} refused the preflight: {said}",
+               "ollama": f"Ollama at {url} refused the preflight: {said}" if status == BUSY else
+                         f"Ollama at {url} did not answer the preflight ({said})"}[runner]
     assert (done.returncode, done.stderr, times) == (EXIT["runner"], f"benchrun: error: {refused}\n", asked)
 
 

@@ -218,6 +218,12 @@ def asked_again(line: str, headers: Mapping[str, str], policy: RunnerConfig) -> 
     return retry
 
 
+def refusal_line(line: str, retry: bool, headers: Mapping[str, str], policy: RunnerConfig) -> str:
+    """The line of an answer refused for good (`line`), saying so where it was worth another try (`retry`) and its
+    server asked a wait longer than policy.timeout_s (`asked_again`): why it was not asked again."""
+    return str(asked_again(line, headers, policy)) if retry else line
+
+
 BACKOFF_MAX_S = 8.0
 """The longest wait between two attempts that the server asks none of."""
 

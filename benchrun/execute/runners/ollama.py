@@ -27,6 +27,7 @@ from benchrun.execute.runners.base import (
     Unreachable,
     asked_again,
     json_kind,
+    refusal_line,
     resolvable,
     there_unanswered,
     tools_called,
@@ -155,11 +156,23 @@ class OllamaRunner:
                 raise self._not_ollama(err) from None
             if _status(err) in (401, 403):  # a proxy before Ollama that checks the key the client sends
                 raise RunnerError(self._key_refused(_status(err))) from None
-            raise RunnerError(f"Ollama at {self.host} refused the preflight: {_refusal(err)}") from None
+            raise RunnerError(f"Ollama at {self.host} refused the preflight: {self._refusal(err)}") from None
         except (ValueError, TypeError, RecursionError, TooLarge, BrokenAnswer) as err:  # not Ollama's answer
             raise self._not_ollama(err) from None
         except Retryable as err:  # a 200 saying the server is busy (`_refuse_error`)
-            raise RunnerError(f"Ollama at {self.host} did not answer the preflight ({err})") from None
+            raise RunnerError(f"Ollama at {self.host} did not answer the preflight ({self._refusal(err)})") \
+                from None
+
+    def _refusal(self, err: BaseException) -> str:
+        """A refused preflight call as a request's error is said (`HTTP 500: ...`, not the official client's `...
+        (status code: 500)`), with why it was not asked again where its server asked too long a wait
+        (`base.refusal_line`)."""
+        if isinstance(err, ollama.ResponseError):
+            said = status_said(err.status_code, str(err.error))
+            return refusal_line(said.line, said.retry, _headers(err), self.config)
+        if isinstance(err, BusySaid):
+            return refusal_line(str(err), True, err.headers, self.config)
+        return str(err)
 
     async def _heeded(self, ask: Callable[[], Awaitable[Any]]) -> Any:
         """What `ask()` answers within timeout_s, asked again (runner.retries) where a server busy a moment asks a wait
@@ -296,12 +309,6 @@ def _headers(err: ollama.ResponseError | BusySaid) -> Mapping[str, str]:
     return context.response.headers if isinstance(context, httpx.HTTPStatusError) else {}
 
 
-def _refusal(err: BaseException) -> str:
-    """A refused preflight call as a request's error is said (`HTTP 500: ...`), not the official client's `... (status
-    code: 500)`."""
-    if isinstance(err, ollama.ResponseError):
-        return status_said(err.status_code, str(err.error)).line
-    return str(err)
 
 
 def _said(err: BaseException) -> str:

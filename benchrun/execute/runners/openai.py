@@ -23,6 +23,7 @@ from benchrun.execute.runners.base import (
     Retryable,
     Unreachable,
     asked_again,
+    refusal_line,
     resolvable,
     retrying,
     there_unanswered,
@@ -125,7 +126,8 @@ class OpenAIRunner:
         if not response.is_success:
             raise RunnerError(self._preflight_refusal(response))
         if (said := error_said(body)) is not None:  # a 200 that is an error, as a chat answer's is read
-            raise RunnerError(f"the server at {self.base_url} refused the preflight: {said.line}")
+            line = refusal_line(said.line, said.retry, response.headers, self.config)
+            raise RunnerError(f"the server at {self.base_url} refused the preflight: {line}")
         models = body.get("data") if isinstance(body, dict) else None
         if not isinstance(models, list):
             raise self._no_list()
@@ -173,7 +175,10 @@ class OpenAIRunner:
             return self._key_refused(status)
         if status == 404:
             return f"the server at {self.base_url} has no /models (404); {self._api_root}"
-        return f"the server at {self.base_url} refused the preflight: HTTP {status}: {self._server_message(response)}"
+        message = self._server_message(response)
+        line = refusal_line(f"HTTP {status}: {message}", status_said(status, message).retry, response.headers,
+                            self.config)
+        return f"the server at {self.base_url} refused the preflight: {line}"
 
     @property
     def _api_root(self) -> str:
