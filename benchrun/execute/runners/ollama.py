@@ -309,8 +309,6 @@ def _headers(err: ollama.ResponseError | BusySaid) -> Mapping[str, str]:
     return context.response.headers if isinstance(context, httpx.HTTPStatusError) else {}
 
 
-
-
 def _said(err: BaseException) -> str:
     """What is wrong with an answer, in one line: of one not of the shape of Ollama's, its first problem and what
     was given there (`message.content: Input should be a valid string (a number was given)`)."""
