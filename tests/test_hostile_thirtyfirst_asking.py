@@ -10,7 +10,8 @@
    `identity.context_length` (`runners.ollama.OllamaRunner.loaded`), the judge model's its `judge.identity`'s
    (`execute.session._as_loaded`), each server of a list's its entry of `identity.hosts` (`hosts.HostPool.loaded`);
    a length that is no JSON integer (`"8192"`, `true`, which the client's lax model takes) or past 2^53 is not kept
-   (`runners.ollamaread._loaded`)
+   (`runners.ollamaread._loaded`); the end of a run waits for it at most `runners.ollama.LOADED_WAIT_S`, each server of
+   a list at once, and a server slow to say it says nothing
 3. a proxy before Ollama answering a chat 200 with a body saying 429 (or 503) and `Retry-After: 3600` was asked again
    on benchrun's own backoff at once, whatever it asked (the thirtieth pass heeded it of runner=openai only): the
    error the answer's bytes raise keeps its headers (`runners.base.BusySaid`, raised by `runners.ollamaread`), and
@@ -25,9 +26,17 @@ from __future__ import annotations
 import pytest
 
 from benchrun.core.errors import EXIT
+from benchrun.execute.runners import ollama
 from tests.helpers.p24_execute import asked, ollama_run, once
 from tests.helpers.p30_asking import busy
-from tests.helpers.p31_asking import BUSY, busy_listing, identity_loaded, judged_loaded, pooled_loaded
+from tests.helpers.p31_asking import (
+    BUSY,
+    busy_listing,
+    identity_loaded,
+    judged_loaded,
+    pooled_loaded,
+    slow_first_loaded,
+)
 
 
 @pytest.mark.parametrize(("runner", "path", "status", "asked"), [
@@ -74,3 +83,10 @@ def test_an_ollama_chat_answer_of_200_saying_429_whose_retry_after_asks_an_hour_
                "a request may take (runner.timeout_s=120 s): not asked again")
     assert done.returncode == EXIT["ok"]
     assert asked(done.stdout) == (None, {"type": "ResponseError", "message": message}, 1, [message])
+
+
+def test_a_server_of_a_list_slow_to_say_what_it_loaded_costs_the_run_nothing_but_that(tmp_path, monkeypatch):
+    """The first server's /api/ps answers after the end of the run waits for it: its entry says nothing, the run ends
+    as it would (the end's two waits for it cancelled it the first time, the second raised CancelledError)."""
+    monkeypatch.setattr(ollama, "LOADED_WAIT_S", 0.1)
+    assert slow_first_loaded(tmp_path) == (None, [None, 8192])

@@ -86,8 +86,8 @@ class HostPool:
         entries = identity.get("hosts")
         if not isinstance(entries, list) or [e.get("host") for e in entries] != [h.url for h in self.hosts]:
             return identity
-        each = [await host.runner.loaded(entry) for host, entry in zip(self.hosts, entries)]
-        return {**await self.hosts[0].runner.loaded(identity), "hosts": each}
+        each = await asyncio.gather(*(host.runner.loaded(entry) for host, entry in zip(self.hosts, entries)))
+        return {**identity, **{key: value for key, value in each[0].items() if key != "host"}, "hosts": list(each)}
 
     async def _one_each(self) -> None:
         """Refuse two URLs of the list that reach one server (`localhost` and `127.0.0.1`, a name and its address,

@@ -78,3 +78,17 @@ def pooled_loaded(tmp_path: Path, *lengths: int) -> tuple[Any, list[Any]]:
                              "task.only=[product]", f"outputs={tmp_path / 'outputs'}", cwd=tmp_path)
     identity = json.loads(run_dir_of(done.stdout).joinpath("run.json").read_text())["identity"]
     return identity.get("context_length"), [host.get("context_length") for host in identity["hosts"]]
+
+
+def slow_first_loaded(tmp_path: Path) -> tuple[Any, list[Any]]:
+    """`pooled_loaded` of two servers (4096, 8192) whose first answers /api/ps a byte each 0.05 s (a second)."""
+    slow = Response(200, b'{"models": []}' + b" " * 6, drip_s=0.05)
+    with FakeOllama(responder=listbench_answer, context_length=4096) as first, \
+            FakeOllama(responder=listbench_answer, context_length=8192) as second:
+        answered = first.dispatch
+        first.dispatch = lambda request: slow if request.path == "/api/ps" else answered(request)
+        done = call_benchrun(f"runner.host=[{first.url},{second.url}]", "cache=false", "task.only=[product]",
+                             f"outputs={tmp_path / 'outputs'}", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (0, "")
+    identity = json.loads(run_dir_of(done.stdout).joinpath("run.json").read_text())["identity"]
+    return identity.get("context_length"), [host.get("context_length") for host in identity["hosts"]]

@@ -249,10 +249,9 @@ class OllamaRunner:
         (where it says it)."""
         if self._loading is None:
             return identity
-        try:
-            length = await asyncio.wait_for(self._loading, min(self.config.timeout_s, LOADED_WAIT_S))
-        except asyncio.TimeoutError:
-            return identity
+        await asyncio.wait({self._loading}, timeout=min(self.config.timeout_s, LOADED_WAIT_S))  # it is not cancelled
+        said = self._loading.done() and not self._loading.cancelled() and self._loading.exception() is None
+        length = self._loading.result() if said else None
         return identity if length is None else {**identity, "context_length": length}
 
     def request_settings(self) -> dict[str, Any]:
