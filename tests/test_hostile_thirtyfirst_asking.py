@@ -39,20 +39,20 @@ from tests.helpers.p31_asking import (
 )
 
 
-@pytest.mark.parametrize(("runner", "path", "status", "asked"), [
+@pytest.mark.parametrize(("runner", "path", "status", "count"), [
     ("openai", "", BUSY, 3), ("openai", "", "200 OK", 3), ("ollama", "", BUSY, 4), ("ollama", "/api/version", BUSY, 3),
     ("ollama", "", "200 OK", 4)])
 def test_a_preflight_answered_busy_with_a_short_retry_after_is_asked_again_after_it(tmp_path, runner, path, status,
-                                                                                     asked):
+                                                                                     count):
     _, done, times = busy_listing(tmp_path, runner, "0", times=2, path=path, status=status)
-    assert (done.returncode, done.stderr, times) == (EXIT["ok"], "", asked)
+    assert (done.returncode, done.stderr, times) == (EXIT["ok"], "", count)
 
 
-@pytest.mark.parametrize(("runner", "after", "status", "asked"), [
+@pytest.mark.parametrize(("runner", "after", "status", "count"), [
     ("openai", "0", BUSY, 3), ("ollama", "0", BUSY, 3), ("openai", "121", BUSY, 1), ("ollama", "121", BUSY, 1),
     ("openai", "121", "200 OK", 1), ("ollama", "121", "200 OK", 1)])
 def test_a_preflight_busy_past_its_retries_or_asking_longer_than_a_request_may_take_is_refused(tmp_path, runner,
-                                                                                                 after, status, asked):
+                                                                                                 after, status, count):
     url, done, times = busy_listing(tmp_path, runner, after, times=9, status=status)
     said = "HTTP 503: warming up" if status == BUSY else "HTTP 200 saying 503: warming up"
     if after != "0":
@@ -61,7 +61,7 @@ def test_a_preflight_busy_past_its_retries_or_asking_longer_than_a_request_may_t
     refused = {"openai": f"the server at {url} refused the preflight: {said}",
                "ollama": f"Ollama at {url} refused the preflight: {said}" if status == BUSY else
                          f"Ollama at {url} did not answer the preflight ({said})"}[runner]
-    assert (done.returncode, done.stderr, times) == (EXIT["runner"], f"benchrun: error: {refused}\n", asked)
+    assert (done.returncode, done.stderr, times) == (EXIT["runner"], f"benchrun: error: {refused}\n", count)
 
 
 @pytest.mark.parametrize(("said", "kept"), [(8192, 8192), ("8192", None), (True, None), (2**53, None)])
