@@ -80,6 +80,15 @@ class HostPool:
                                      return_exceptions=True)
         return {url: digest for each in found if not isinstance(each, BaseException) for url, digest in each.items()}
 
+    async def loaded(self, identity: dict[str, Any]) -> dict[str, Any]:
+        """`identity` with what each server said of the model as loaded, in its entry of `hosts` (the first's at the
+        top, as `identify` gives it); as it is where its entries are not this list's servers."""
+        entries = identity.get("hosts")
+        if not isinstance(entries, list) or [e.get("host") for e in entries] != [h.url for h in self.hosts]:
+            return identity
+        each = await asyncio.gather(*(host.runner.loaded(entry) for host, entry in zip(self.hosts, entries)))
+        return {**identity, **{key: value for key, value in each[0].items() if key != "host"}, "hosts": list(each)}
+
     async def _one_each(self) -> None:
         """Refuse two URLs of the list that reach one server (`localhost` and `127.0.0.1`, a name and its address,
         `0.0.0.0` and `127.0.0.1`): the same port and path (as requests are sent to it: `/.` is `/`) at an address

@@ -107,10 +107,22 @@ async def execute(plan: Plan, runner: Runner, writer: RunWriter, queries: Sequen
         async with grader_for(plan, writer, judge) as grader:
             await Executor(plan.manifest, runner, grader, _Recorder(writer, advance), cache).run(
                 queries, [(samples[response.id], response) for response in regrade])
+    await _as_loaded(runner if queries else None, writer, judge)
     await same_models_to_the_end(runner if queries else None, writer, judge, cache)
     counts = writer.counts
     return writer.finish("completed_with_errors" if counts.request_errors or counts.scorer_errors
                          else "completed").status
+
+
+async def _as_loaded(runner: Runner | None, writer: RunWriter, judge: Judge | None) -> None:
+    """Record what the servers said of the model, and of the judge model, as loaded once they answered
+    (`Runner.loaded`: Ollama's context_length), where they said more than the identity holds."""
+    if runner is not None and (loaded := await runner.loaded(writer.info.identity)) != writer.info.identity:
+        writer.identified(loaded, writer.info.runner)
+    judged = writer.info.judge
+    if judge is not None and judge.runner is not None and judged and (
+            loaded := await judge.runner.loaded(judged["identity"])) != judged["identity"]:
+        writer.judged_by(loaded, judged["runner"], judged.get("allow_self", False))
 
 
 async def same_models_to_the_end(runner: Runner | None, writer: RunWriter, judge: Judge | None,

@@ -29,8 +29,13 @@ class FakeOllama(FakeServer):
     def __init__(self, models: Iterable[str] = ("llama3.2",), responder: Responder | None = None,
                  latency_s: float = 0.0, max_parallel: int | None = None, version: str = "0.12.6",
                  port: int = 0, digests: Mapping[str, str] | None = None,
-                 capabilities: Iterable[str] = ("completion",)) -> None:
+                 capabilities: Iterable[str] = ("completion",), context_length: int | None = None) -> None:
         self.version = version
+        self.context_length = context_length
+        """The context length /api/ps says each model asked of is loaded with (None: it lists none, as an Ollama
+        before 0.6 or one whose models were unloaded)."""
+        self.loaded: list[str] = []
+        """The models asked of, in /api/ps once `context_length` is set."""
         self.capabilities = list(capabilities)
         """What /api/show says every model can do (a thinking model's: completion and thinking)."""
         self.digests = dict(digests or {})
@@ -43,11 +48,15 @@ class FakeOllama(FakeServer):
             ("GET", "/api/version"): lambda _: json_response({"version": self.version}),
             ("GET", "/api/tags"): lambda _: json_response({"models": [_tag(m, self.digests.get(m)) for m in
                                                                         self.models]}),
-            ("GET", "/api/ps"): lambda _: json_response({"models": []}),
+            ("GET", "/api/ps"): self._ps,
             ("POST", "/api/show"): self._show,
             ("POST", "/api/chat"): self._chat,
             ("POST", "/api/generate"): self._chat,
         }
+
+    def _ps(self, _: Request) -> Response:
+        models = [] if self.context_length is None else self.loaded
+        return json_response({"models": [{**_tag(m), "context_length": self.context_length} for m in models]})
 
     def _show(self, request: Request) -> Response:
         body = request.json()
@@ -74,6 +83,7 @@ class FakeOllama(FakeServer):
         if self.find_model(name) is None:
             return json_response({"error": f'model "{name}" not found, try pulling it first'}, 404)
         reply = self.answer(self._chat_request(request.path, name, body))
+        self.loaded += [] if name in self.loaded else [name]
         if reply.drop:
             return None
         if reply.wire is not None:

@@ -32,6 +32,15 @@ class Retryable(Exception):
     after_s: float | None = None
 
 
+class BusySaid(Retryable):
+    """An answer of 200 whose body says the server is busy (an error object naming 429 or 503: a proxy before
+    Ollama); `headers` the answer's, for the wait its Retry-After asks (`asked_again`), as of a 429's."""
+
+    def __init__(self, line: str, headers: Mapping[str, str]) -> None:
+        super().__init__(line)
+        self.headers = headers
+
+
 class Refused(Exception):
     """A request the server refused in a way another try would not change (a 4xx, or a 5xx saying it is invalid)."""
 
@@ -209,6 +218,12 @@ def asked_again(line: str, headers: Mapping[str, str], policy: RunnerConfig) -> 
     return retry
 
 
+def refusal_line(line: str, retry: bool, headers: Mapping[str, str], policy: RunnerConfig) -> str:
+    """The line of an answer refused for good (`line`), saying so where it was worth another try (`retry`) and its
+    server asked a wait longer than policy.timeout_s (`asked_again`): why it was not asked again."""
+    return str(asked_again(line, headers, policy)) if retry else line
+
+
 BACKOFF_MAX_S = 8.0
 """The longest wait between two attempts that the server asks none of."""
 
@@ -345,6 +360,10 @@ class Runner(Protocol):
         """Server URL -> the digest it serves the model by now, asked again as the run ends (none where there is no
         digest to ask: an OpenAI-compatible server gives none, and the embedded model in memory answered every
         request). Raises RunnerError when a server cannot say."""
+
+    async def loaded(self, identity: dict[str, Any]) -> dict[str, Any]:
+        """`identity` (`identify`'s) with what a server said of the model as loaded once it answered (Ollama's
+        context_length); as it is where nothing more is known."""
 
     def request_settings(self) -> dict[str, Any]:
         """Everything each request sends besides the messages and the format (model, options, ...): part of the

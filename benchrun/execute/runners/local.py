@@ -381,6 +381,9 @@ class LocalRunner:
             return {}
         return {str(self._file.path): f"sha256:{await asyncio.to_thread(self._file.sha256)}"}
 
+    async def loaded(self, identity: dict[str, Any]) -> dict[str, Any]:
+        return identity
+
     async def aclose(self) -> None:
         """Stop a generation still running (at its next token) and end the engine's process."""
         await self._engine.close()

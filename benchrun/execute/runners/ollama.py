@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Mapping
+from typing import Any, Awaitable, Callable, Mapping
 
 import httpx
 from pydantic import ValidationError
@@ -16,15 +16,18 @@ from benchrun.core.secrets import SECRETS
 from benchrun.core.serverurls import http_url
 from benchrun.core.settings import OLLAMA_KEY_ENV, OllamaConfig
 from benchrun.core.text import one_line, writable_data
+from benchrun.core.yamlfile import MAX_INT
 from benchrun.execute.boundary import TooLarge, described
 from benchrun.execute.runners.base import (
     BrokenAnswer,
+    BusySaid,
     Completion,
     Refused,
     Retryable,
     Unreachable,
     asked_again,
     json_kind,
+    refusal_line,
     resolvable,
     there_unanswered,
     tools_called,
@@ -34,8 +37,12 @@ from benchrun.execute.runners.base import (
 from benchrun.execute.runners.errorbody import status_said
 from benchrun.execute.runners.http import client_options
 from benchrun.execute.runners.ollamaread import DURATIONS, SET_ASIDE, as_typed_hook
+from benchrun.execute.runners.retryafter import AskedLater, asked_later, heeding
 
 ollama = ollama_package()
+LOADED_WAIT_S = 5.0
+"""The longest the end of a run waits for the server to say what it loaded the model with (`OllamaRunner.loaded`):
+asked beside the run, after its first answer, it says so in milliseconds, or says nothing the run waits for."""
 
 
 class OllamaRunner:
@@ -49,6 +56,8 @@ class OllamaRunner:
         self.client = ollama.AsyncClient(host=self.host, **self._http())
         self._request: dict[str, Any] = {"options": config.options}
         self._request.update({k: v for k in ("keep_alive", "think") if (v := getattr(config, k)) is not None})
+        self._loading: asyncio.Task[int | None] | None = None
+        """The context length the server loaded the model with, asked once after its first answer (`_loaded_with`)."""
 
     def _http(self) -> dict[str, Any]:
         options = client_options(self.config)
@@ -59,9 +68,9 @@ class OllamaRunner:
         """Digest and details from the model list, show()'s parameters/template/capabilities, server version."""
         await resolvable(self.host, self.config.key("host"))
         listed = await self._listed_model()
-        shown = await self._call(self.client.show(listed.model))
+        shown = await self._call(lambda: self.client.show(listed.model))
         self._can_answer(listed.model, list(shown.capabilities or []))
-        version = await self._call(self._version())
+        version = await self._call(self._version)
         return described({
             "name": listed.model, "digest": listed.digest, "size": listed.size,
             "details": listed.details.model_dump(exclude_none=True) if listed.details else {},
@@ -102,7 +111,9 @@ class OllamaRunner:
         key = {"Authorization": f"Bearer {self._key}"} if self._key else {}
         async with httpx.AsyncClient(base_url=self.host, headers=key, **self._http()) as http:
             response = await http.get("/api/version")
-        if not response.is_success:  # its body's error, as the official client reads one (`_ErrorSaid`)
+        try:
+            response.raise_for_status()
+        except httpx.HTTPStatusError:  # its body's error as the client reads one (`_ErrorSaid`), raised as it raises it
             raise ollama.ResponseError(response.text, response.status_code)
         answer = response.json()
         return answer.get("version") if isinstance(answer, dict) else None
@@ -110,7 +121,7 @@ class OllamaRunner:
     async def _listed_model(self) -> Any:
         """The model's entry in the server's list (its name as given, else with `:latest`); a list that gives it more
         than once with different digests is refused, for which of them answers cannot be told."""
-        models = (await self._call(self.client.list())).models
+        models = (await self._call(self.client.list)).models
         named = [e for e in models if e.model == self.model] or [e for e in models if e.model == f"{self.model}:latest"]
         if len({entry.digest for entry in named}) > 1:
             digests = ", ".join(sorted(one_line(str(entry.digest), 80) for entry in named))
@@ -124,10 +135,10 @@ class OllamaRunner:
         raise RunnerError(f"model '{self.model}' is not pulled on {self.host} (it has: {have}); "
                           f"run `ollama pull {self.model}`{other}")
 
-    async def _call(self, awaitable: Any) -> Any:
-        """One preflight request within timeout_s; what goes wrong is one line with the fix."""
+    async def _call(self, ask: Callable[[], Awaitable[Any]]) -> Any:
+        """One preflight request within timeout_s (`_heeded`); what goes wrong is one line with the fix."""
         try:
-            return await asyncio.wait_for(awaitable, self.config.timeout_s)
+            return await self._heeded(ask)
         except asyncio.TimeoutError:
             raise RunnerError(f"Ollama at {self.host} did not answer the preflight within {self.config.timeout_s:g} s "
                               f"({self.config.key('timeout_s')})") from None
@@ -145,11 +156,37 @@ class OllamaRunner:
                 raise self._not_ollama(err) from None
             if _status(err) in (401, 403):  # a proxy before Ollama that checks the key the client sends
                 raise RunnerError(self._key_refused(_status(err))) from None
-            raise RunnerError(f"Ollama at {self.host} refused the preflight: {_refusal(err)}") from None
+            raise RunnerError(f"Ollama at {self.host} refused the preflight: {self._refusal(err)}") from None
         except (ValueError, TypeError, RecursionError, TooLarge, BrokenAnswer) as err:  # not Ollama's answer
             raise self._not_ollama(err) from None
         except Retryable as err:  # a 200 saying the server is busy (`_refuse_error`)
-            raise RunnerError(f"Ollama at {self.host} did not answer the preflight ({err})") from None
+            raise RunnerError(f"Ollama at {self.host} did not answer the preflight ({self._refusal(err)})") \
+                from None
+
+    def _refusal(self, err: BaseException) -> str:
+        """A refused preflight call as a request's error is said (`HTTP 500: ...`, not the official client's `...
+        (status code: 500)`), with why it was not asked again where its server asked too long a wait
+        (`base.refusal_line`)."""
+        if isinstance(err, ollama.ResponseError):
+            said = status_said(err.status_code, str(err.error))
+            return refusal_line(said.line, said.retry, _headers(err), self.config)
+        if isinstance(err, BusySaid):
+            return refusal_line(str(err), True, err.headers, self.config)
+        return str(err)
+
+    async def _heeded(self, ask: Callable[[], Awaitable[Any]]) -> Any:
+        """What `ask()` answers within timeout_s, asked again (runner.retries) where a server busy a moment asks a wait
+        within timeout_s by Retry-After (`retryafter.asked_later`)."""
+        try:
+            async for attempt in heeding(self.config.retries):
+                with attempt:
+                    try:
+                        return await asyncio.wait_for(ask(), self.config.timeout_s)
+                    except (ollama.ResponseError, BusySaid) as err:
+                        asked_later(_worth_another(err), _headers(err), self.config.timeout_s, err)
+                        raise
+        except AskedLater as later:
+            raise later.failure or later from None
 
     def _key_refused(self, status: int) -> str:
         """Why the server said 401/403 to the preflight, naming the variable the key is read from, never the key."""
@@ -171,6 +208,8 @@ class OllamaRunner:
         token = SET_ASIDE.set(aside)
         try:
             response = await self.client.chat(model=self.model, messages=messages, format=schema, **request)
+        except BusySaid as err:  # a 200 saying the server is busy: asked again as a 429 is
+            raise asked_again(str(err), err.headers, self.config) from err.__cause__
         except ollama.ResponseError as err:  # a 401 or 403 names the key's variable and the fix, as at the preflight
             message = self._key_refused(err.status_code) if err.status_code in (401, 403) else str(err.error)
             said = status_said(err.status_code, message)
@@ -183,6 +222,8 @@ class OllamaRunner:
             SET_ASIDE.reset(token)
         if response.done is False:
             raise BrokenAnswer("the answer says it is not done (done: false): a part of an answer, not taken as one")
+        if self._loading is None:
+            self._loading = asyncio.ensure_future(self._loaded_with())
         return Completion.model_construct(  # from the client's validated ChatResponse: no second validation
             text=response.message.content or "", done_reason=response.done_reason,
             extra={**_thought(response.message, aside), **_served(response.model, self.model)},
@@ -191,6 +232,28 @@ class OllamaRunner:
                           for name in DURATIONS if getattr(response, name) is not None},
         )
 
+    async def _loaded_with(self) -> int | None:
+        """The context length the server says (/api/ps, Ollama 0.6 on) it holds the model loaded with; None where it
+        does not say (an older server, the model unloaded already) or says so of two copies of it differently."""
+        try:
+            loaded = (await self._call(self.client.ps)).models
+        except (RunnerError, OSError):
+            return None
+        lengths = {entry.context_length for entry in loaded
+                   if same_model_name(str(entry.model or entry.name), self.model)}
+        length = lengths.pop() if len(lengths) == 1 else None
+        return length if length is not None and 0 < length <= MAX_INT else None
+
+    async def loaded(self, identity: dict[str, Any]) -> dict[str, Any]:
+        """`identity` with the context length the server loaded the model with (`context_length`), once it answered
+        (where it says it)."""
+        if self._loading is None:
+            return identity
+        await asyncio.wait({self._loading}, timeout=min(self.config.timeout_s, LOADED_WAIT_S))  # it is not cancelled
+        said = self._loading.done() and not self._loading.cancelled() and self._loading.exception() is None
+        length = self._loading.result() if said else None
+        return identity if length is None else {**identity, "context_length": length}
+
     def request_settings(self) -> dict[str, Any]:
         return {"model": self.model, **self._request}
 
@@ -198,6 +261,8 @@ class OllamaRunner:
         return schema
 
     async def aclose(self) -> None:
+        if self._loading is not None:
+            self._loading.cancel()
         await self.client.close()
 
     def public_config(self) -> dict[str, Any]:
@@ -228,19 +293,19 @@ def _status(err: BaseException) -> int | None:
     return getattr(err, "status_code", None)
 
 
-def _headers(err: ollama.ResponseError) -> Mapping[str, str]:
+def _worth_another(err: ollama.ResponseError | BusySaid) -> bool:
+    """Whether the failure of a preflight call is worth another try, as a request's is."""
+    return isinstance(err, BusySaid) or status_said(err.status_code, str(err.error)).retry
+
+
+def _headers(err: ollama.ResponseError | BusySaid) -> Mapping[str, str]:
     """The headers of the answer the official client raised `err` for (its HTTPStatusError, the context it raises it
-    in), where it kept them: a server's Retry-After is heeded (`base.asked_again`) as runner=openai heeds it."""
+    in; a BusySaid's own), where it kept them: a server's Retry-After is heeded (`base.asked_again`) as runner=openai
+    heeds it."""
+    if isinstance(err, BusySaid):
+        return err.headers
     context = err.__context__
     return context.response.headers if isinstance(context, httpx.HTTPStatusError) else {}
-
-
-def _refusal(err: BaseException) -> str:
-    """A refused preflight call as a request's error is said (`HTTP 500: ...`), not the official client's `... (status
-    code: 500)`."""
-    if isinstance(err, ollama.ResponseError):
-        return status_said(err.status_code, str(err.error)).line
-    return str(err)
 
 
 def _said(err: BaseException) -> str:

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import json
 from contextvars import ContextVar
-from typing import Any, AsyncIterator, Awaitable, Callable
+from typing import Any, AsyncIterator, Awaitable, Callable, Mapping
 
 import httpx
 
 from benchrun.core.officialclient import ollama_package
 from benchrun.core.text import NotJSON, server_json
-from benchrun.execute.runners.base import Refused, Retryable, json_count, json_kind
+from benchrun.execute.runners.base import BusySaid, Refused, json_count, json_kind
 from benchrun.execute.runners.errorbody import error_in_200, said_error, server_message, streamed
 
 ollama = ollama_package()
@@ -59,8 +59,7 @@ def as_typed_hook(model: str) -> Callable[[httpx.Response], Awaitable[None]]:
 
     async def hook(response: httpx.Response) -> None:
         if response.is_success:
-            response.stream = _AsTyped(response.stream, response.request.url.path,
-                                       response.headers.get("Content-Type", ""), model)
+            response.stream = _AsTyped(response.stream, response.request.url.path, response.headers, model)
         else:
             response.stream = _ErrorSaid(response.stream, response.charset_encoding, response.reason_phrase)
             response.encoding = "utf-8"
@@ -87,35 +86,35 @@ class _ErrorSaid(httpx.AsyncByteStream):
 class _AsTyped(httpx.AsyncByteStream):
     """An answer's body, whole, each key given once, without what it says that is not of the API's type."""
 
-    def __init__(self, stream: httpx.AsyncByteStream, path: str, content_type: str, model: str):
-        self._stream, self._path, self._type, self._model = stream, path, content_type, model
+    def __init__(self, stream: httpx.AsyncByteStream, path: str, headers: Mapping[str, str], model: str):
+        self._stream, self._path, self._headers, self._model = stream, path, headers, model
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
-        yield _as_typed(b"".join([chunk async for chunk in self._stream]), self._path, self._type, self._model)
+        yield _as_typed(b"".join([chunk async for chunk in self._stream]), self._path, self._headers, self._model)
 
     async def aclose(self) -> None:
         await self._stream.aclose()
 
 
-def _as_typed(body: bytes, path: str, content_type: str, model: str) -> bytes:
+def _as_typed(body: bytes, path: str, headers: Mapping[str, str], model: str) -> bytes:
     """`body` as it came, or its JSON without a chat answer's field of `_TYPED` (its message's of `_APART`), a field
     of `_SHOWN`, or `model`'s list entry's of `_LISTED`, that is not of the API's type, and each other model's entry
     as its name alone (`_listed`); NotJSON (not Ollama's answer) when it gives a key twice; TypeError for a chat
     answer that is no JSON object; Refused when it is an answer streamed in parts (`errorbody.streamed`, its
-    `content_type` saying so)."""
+    Content-Type among the answer's `headers` saying so)."""
     try:
         answer = server_json(body)
     except NotJSON:
         raise
     except (ValueError, RecursionError):  # not JSON: the client says so, unless it is a stream of answers
-        if said := streamed(body, content_type):
+        if said := streamed(body, headers.get("Content-Type", "")):
             raise Refused(said) from None
         return body
     if not isinstance(answer, dict) and path.endswith("/api/chat"):
         raise TypeError(f"the answer is {json_kind(answer)}, not a JSON object")
     if not isinstance(answer, dict):
         return body
-    _refuse_error(answer)
+    _refuse_error(answer, headers)
     typed = answer
     if path.endswith("/api/chat"):
         typed = _without_odd(answer, _TYPED)
@@ -126,6 +125,8 @@ def _as_typed(body: bytes, path: str, content_type: str, model: str) -> bytes:
         typed = {**answer, "models": [listed for entry in models if (listed := _listed(entry, model)) is not None]}
     elif path.endswith("/api/show"):
         typed = _without_odd(answer, _SHOWN)
+    elif path.endswith("/api/ps") and isinstance(models := answer.get("models"), list):
+        typed = {**answer, "models": [_loaded(entry) for entry in models if isinstance(entry, dict)]}
     return body if typed is answer else json.dumps(typed).encode()
 
 
@@ -162,13 +163,23 @@ def _listed(entry: Any, model: str) -> dict[str, Any] | None:
     return _without_odd(entry, _LISTED) if name in (model, f"{model}:latest") else {"model": name}
 
 
-def _refuse_error(answer: dict[str, Any]) -> None:
+def _loaded(entry: dict[str, Any]) -> dict[str, Any]:
+    """An entry of the models loaded (/api/ps) as read: its names, and its context_length where a JSON integer
+    (`json_count`: not `"8192"` or `true`, which the client's lax model takes); nothing else of it is read."""
+    read = {key: entry[key] for key in ("model", "name") if isinstance(entry.get(key), str)}
+    length = json_count(entry.get("context_length"))
+    return read if length is None else {**read, "context_length": length}
+
+
+def _refuse_error(answer: dict[str, Any], headers: Mapping[str, str]) -> None:
     """An answer of 200 that holds an error (a proxy before Ollama answering so, as Ollama's stream does; no answer of
     Ollama's API has an `error`) as that error, asked again when it says the server is busy
-    (`errorbody.error_in_200`): not a malformed answer, nor at the preflight a model list or a model's details."""
+    (`errorbody.error_in_200`, its Retry-After heeded: BusySaid keeps the answer's `headers`): not a malformed answer,
+    nor at the preflight a model list or a model's details."""
     if (error := said_error(answer)) is not None:
         said = error_in_200(error)
-        raise (Retryable if said.retry else Refused)(said.line) from ollama.ResponseError(said.line, 200)
+        failure = BusySaid(said.line, headers) if said.retry else Refused(said.line)
+        raise failure from ollama.ResponseError(said.line, 200)
 
 
 def _without_odd(answer: dict[str, Any], typed: dict[str, Callable[[Any], Any]]) -> dict[str, Any]:

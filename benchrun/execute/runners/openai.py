@@ -23,6 +23,7 @@ from benchrun.execute.runners.base import (
     Retryable,
     Unreachable,
     asked_again,
+    refusal_line,
     resolvable,
     retrying,
     there_unanswered,
@@ -34,6 +35,7 @@ from benchrun.execute.runners.http import client_options
 from benchrun.execute.runners.llamaschema import readable
 from benchrun.execute.runners.openaianswer import APIError, completion_of, said_of
 from benchrun.execute.runners.openaiformat import response_format
+from benchrun.execute.runners.retryafter import AskedLater, asked_later, heeding
 
 _LISTED = ("id", "object", "owned_by", "created")
 DIALECTS = ("json_schema", "json_object", "none")
@@ -106,7 +108,39 @@ class OpenAIRunner:
     async def _models(self) -> list[dict[str, Any]]:
         await resolvable(self.base_url, self.config.key("base_url"))
         try:
-            response = await asyncio.wait_for(self.client.get("/models"), self.config.timeout_s)
+            async for attempt in heeding(self.config.retries):
+                with attempt:
+                    response = await self._listing()
+                    body = self._list_body(response) if response.is_success else None
+                    said = error_said(body) if response.is_success else status_said(
+                        response.status_code, self._server_message(response))
+                    if said is not None:
+                        asked_later(said.retry, response.headers, self.config.timeout_s)
+        except AskedLater:
+            pass
+        if not response.is_success:
+            raise RunnerError(self._preflight_refusal(response))
+        if (said := error_said(body)) is not None:  # a 200 that is an error, as a chat answer's is read
+            line = refusal_line(said.line, said.retry, response.headers, self.config)
+            raise RunnerError(f"the server at {self.base_url} refused the preflight: {line}")
+        models = body.get("data") if isinstance(body, dict) else None
+        if not isinstance(models, list):
+            raise self._no_list()
+        return [m for m in models if isinstance(m, dict)]
+
+    def _list_body(self, response: httpx.Response) -> Any:
+        """GET /models's body of 200 as JSON, None where it is not JSON; RunnerError where it gives a key twice."""
+        try:
+            return server_json(response.content)
+        except NotJSON as err:
+            raise self._no_list(err) from None
+        except (ValueError, RecursionError):
+            return None
+
+    async def _listing(self) -> httpx.Response:
+        """GET /models's answer, whatever its status; RunnerError where none came."""
+        try:
+            return await asyncio.wait_for(self.client.get("/models"), self.config.timeout_s)
         except asyncio.TimeoutError:
             raise RunnerError(f"the server at {self.base_url} did not answer GET /models within "
                               f"{self.config.timeout_s:g} s ({self.config.key('timeout_s')})") from None
@@ -123,20 +157,6 @@ class OpenAIRunner:
             raise RunnerError(f"the server at {self.base_url} refused the preflight: {err}") from None
         except (TooLarge, BrokenAnswer) as err:
             raise self._no_list(err) from None
-        if not response.is_success:
-            raise RunnerError(self._preflight_refusal(response))
-        try:
-            body = server_json(response.content)
-        except NotJSON as err:
-            raise self._no_list(err) from None
-        except (ValueError, RecursionError):
-            body = None
-        if (said := error_said(body)) is not None:  # a 200 that is an error, as a chat answer's is read
-            raise RunnerError(f"the server at {self.base_url} refused the preflight: {said.line}")
-        models = body.get("data") if isinstance(body, dict) else None
-        if not isinstance(models, list):
-            raise self._no_list()
-        return [m for m in models if isinstance(m, dict)]
 
     def _no_list(self, err: BaseException | None = None) -> RunnerError:
         """GET /models answered without a model list: not HTTP, too large, not JSON, or not its shape."""
@@ -150,7 +170,10 @@ class OpenAIRunner:
             return self._key_refused(status)
         if status == 404:
             return f"the server at {self.base_url} has no /models (404); {self._api_root}"
-        return f"the server at {self.base_url} refused the preflight: HTTP {status}: {self._server_message(response)}"
+        message = self._server_message(response)
+        line = refusal_line(f"HTTP {status}: {message}", status_said(status, message).retry, response.headers,
+                            self.config)
+        return f"the server at {self.base_url} refused the preflight: {line}"
 
     @property
     def _api_root(self) -> str:
@@ -291,6 +314,9 @@ class OpenAIRunner:
             return {}
         entry = await self._entry()
         return {self.base_url: pinned_as({"details": _details(entry), **self._answers_as(entry)})}
+
+    async def loaded(self, identity: dict[str, Any]) -> dict[str, Any]:
+        return identity
 
     async def aclose(self) -> None:
         await self.client.aclose()

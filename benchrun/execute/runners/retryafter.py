@@ -1,15 +1,15 @@
 """A server's `Retry-After` (RFC 9110 10.2.3) on an answer worth another try: the wait it asks before that try,
 honoured within a request's own timeout (`waiting`); a longer one is refused for that request, and said so
-(`runners.base.asked_again`)."""
+(`runners.base.asked_again`). A preflight call is asked again only where its server asked a wait (`heeding`)."""
 
 from __future__ import annotations
 
 import re
 from datetime import datetime, timezone
 from email.utils import parsedate_to_datetime
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
-from tenacity import RetryCallState
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, stop_after_attempt
 
 SECONDS = re.compile(r"\s*\d+\s*")
 """Retry-After's delta-seconds: a whole number of seconds."""
@@ -40,3 +40,34 @@ def waiting(backoff: Callable[[RetryCallState], float]) -> Callable[[RetryCallSt
         return max(backoff(state), getattr(failed, "after_s", None) or 0.0)
 
     return wait
+
+
+class AskedLater(Exception):
+    """A preflight call answered by a server busy a moment (429, 503, ...) that asked by Retry-After a wait within a
+    request's timeout: asked again after that wait, where a busy answer asking none is refused at once; `failure` the
+    error the call raised, if one."""
+
+    def __init__(self, after_s: float, failure: BaseException | None = None) -> None:
+        super().__init__(f"asked again after {after_s:g} s")
+        self.after_s, self.failure = after_s, failure
+
+
+def asked_later(retry: bool, headers: Mapping[str, str], timeout_s: float,
+                failure: BaseException | None = None) -> None:
+    """Raise AskedLater for an answer worth another try (`retry`) whose Retry-After asks a wait of at most
+    `timeout_s`."""
+    after = retry_after_s(headers.get("Retry-After"))
+    if retry and after is not None and after <= timeout_s:
+        raise AskedLater(after, failure)
+
+
+def heeding(retries: int) -> AsyncRetrying:
+    """A preflight call's attempts: `retries` more while its server asks a wait (AskedLater), each after that wait; the
+    last AskedLater raised."""
+    return AsyncRetrying(stop=stop_after_attempt(retries + 1), retry=retry_if_exception_type(AskedLater),
+                         wait=_asked, reraise=True)
+
+
+def _asked(state: RetryCallState) -> float:
+    failed: Any = state.outcome.exception() if state.outcome else None
+    return getattr(failed, "after_s", 0.0)
