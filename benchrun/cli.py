@@ -44,7 +44,7 @@ from benchrun.core.errors import (
     os_problem,
     refused_by_system,
 )
-from benchrun.core.filebytes import not_a_file
+from benchrun.core.filebytes import not_a_file, wide_text
 from benchrun.core.interrupts import INTERRUPTS
 from benchrun.core.layout import RUN
 from benchrun.core.loading import load_failure
@@ -136,7 +136,8 @@ def hydra_error(err: Exception) -> str | None:
         mark = err.problem_mark or err.context_mark
         return str(ConfigError(syntax_error(err), file=mark.name if mark else None))
     if isinstance(err, UnicodeDecodeError) and (read := _file_hydra_read(err)) is not None:  # nor UTF-8
-        return str(ConfigError(f"not UTF-8 text ({err.reason} at byte {err.start}); save it as UTF-8", file=read))
+        said = wide_text(err.object) or f"not UTF-8 text ({err.reason} at byte {err.start}); save it as UTF-8"
+        return str(ConfigError(said, file=read))
     if isinstance(err, RecursionError) and (loop := _defaults_loop(err)) is not None:
         return loop
     if not isinstance(err, (HydraException, OmegaConfBaseException)):
