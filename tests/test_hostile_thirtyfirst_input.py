@@ -62,8 +62,8 @@ def test_a_preset_saved_as_utf16_is_said_so(tmp_path):
 def test_a_text_of_a_nul_at_odd_places_that_is_not_utf16_keeps_its_words(tmp_path):
     done = dry_run_bytes(tmp_path, {"tasks/t/template.txt": "say {a}\n"},
                          {"tasks/t/values.csv": b"a,reference\n1,1\0\n\0\n"})
-    assert ended(done) == refusal("in 'tasks/t/values.csv': task 't': line 2, column 4: a NUL byte, which no text holds "
-                                  "(a file saved as UTF-16, or not text?); save it as UTF-8")
+    assert ended(done) == refusal("in 'tasks/t/values.csv': task 't': line 2, column 4: a NUL byte, which no text "
+                                  "holds (a file saved as UTF-16, or not text?); save it as UTF-8")
 
 
 def test_a_formats_ref_read_against_its_id_is_taken(tmp_path):
@@ -162,3 +162,28 @@ def test_one_name_by_its_tag_of_another_runner_is_two_models(tmp_path):
     done = call_benchrun("-m", "task.path=bench", "runner=openai", "runner.base_url=http://127.0.0.1:9/v1",
                          "dry_run=true", "runner.model=a,a:latest", cwd=tmp_path)
     assert (done.returncode, done.stderr) == (0, "")
+
+
+MADE = ("which no prompt holds (a control character, a byte-order mark or half a surrogate pair); give the code of a "
+        "character that prints")
+
+
+@pytest.mark.parametrize(("code", "said"), [
+    (27, f"field {{a:c}} makes 27 the character '\\x1b', {MADE}"),
+    (0, f"field {{a:c}} makes 0 the character '\\x00', {MADE}"),
+    (65279, f"field {{a:c}} makes 65279 the character '\\ufeff', {MADE}"),
+    (55296, f"field {{a:c}} makes 55296 the character '\\ud800', {MADE}"),
+    (1114112, "field {a:c} makes no character of 1114112: a character's code is 0 to 1,114,111 (U+10FFFF)"),
+    (-1, "field {a:c} makes no character of -1: a character's code is 0 to 1,114,111 (U+10FFFF)")])
+def test_a_character_a_fields_format_code_makes_of_a_number_is_held_to_a_texts_rules(tmp_path, code, said):
+    """Before: ESC, NUL or a byte-order mark asked in the prompt, where each was refused in any file's text; a code
+    past Unicode's last a traceback (`OverflowError: %c arg not in range(0x110000)`), half a surrogate pair one
+    (`UnicodeEncodeError`) as the manifest was written."""
+    done = dry_run(tmp_path, {"tasks/t/template.txt": "say {a:c}\n", "tasks/t/values.csv": f"a,reference\n{code},1\n"})
+    assert ended(done) == refusal(f"in 'tasks/t/template.txt': task 't': cannot render sample 't:a={code}': {said}")
+
+
+def test_a_character_a_fields_format_code_makes_that_prints_is_asked(tmp_path):
+    bench = write_bench(tmp_path, {"tasks.yml": "- name: t\n  template: 'option {i:c}'\n  values: {i: [65, 66]}\n"
+                                                "  reference: ['1', '2']\n"})
+    assert [s.prompt for s in compile_plan(config(bench)).manifest.samples] == ["option A", "option B"]
