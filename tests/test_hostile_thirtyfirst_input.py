@@ -27,7 +27,7 @@ from tests.helpers.benchfiles import config, write_bench
 from tests.helpers.commands import call_benchrun
 from tests.helpers.p29_input import HOST, dry_run
 from tests.helpers.p30_input import TASK, ended, refusal
-from tests.helpers.p31_input import CUSTOM_FORMAT, dry_run_bytes
+from tests.helpers.p31_input import CUSTOM_FORMAT, dry_run_bytes, preset_run
 
 SAVE = "where benchrun reads UTF-8; save it as UTF-8 (an editor's Save As, encoding UTF-8; or iconv -f {} -t UTF-8)"
 FOLDER_TASK = {"tasks/t/template.txt": "say {a}\n", "tasks/t/values.csv": "a,reference\n1,1\n"}
@@ -49,14 +49,15 @@ def test_a_file_saved_as_utf16_is_said_so_with_how_to_save_it_as_utf8(tmp_path, 
     assert ended(dry_run_bytes(tmp_path, files, raw)) == refusal(said)
 
 
-def test_a_preset_saved_as_utf16_is_said_so(tmp_path):
-    """Before: `not UTF-8 text (invalid start byte at byte 0); save it as UTF-8`, of a file that is UTF-16."""
-    write_bench(tmp_path, {"tasks.yml": TASK})
-    (tmp_path / "conf" / "runner").mkdir(parents=True)
-    (tmp_path / "conf" / "runner" / "mine.yaml").write_bytes("type: ollama\nmodel: m\n".encode("utf-16"))
-    done = call_benchrun("--config-dir", "conf", "runner=mine", "task.path=bench", HOST, "dry_run=true", cwd=tmp_path)
-    assert ended(done) == refusal(f"in '{tmp_path / 'conf' / 'runner' / 'mine.yaml'}': UTF-16 text (its byte-order "
-                                  "mark FF FE), " + SAVE.format("UTF-16LE"))
+@pytest.mark.parametrize(("encoding", "how"), [
+    ("utf-16", "its byte-order mark FF FE"),
+    ("utf-16-le", "a NUL byte after each ASCII character, and no byte-order mark")])
+def test_a_preset_saved_as_utf16_is_said_so(tmp_path, encoding, how):
+    """Before: `not UTF-8 text (invalid start byte at byte 0); save it as UTF-8`, of a file that is UTF-16; without
+    its mark, a traceback (PyYAML's ReaderError `unacceptable character #x0000`)."""
+    done = preset_run(tmp_path, "type: ollama\nmodel: m\n".encode(encoding))
+    assert ended(done) == refusal(f"in '{tmp_path / 'conf' / 'runner' / 'mine.yaml'}': UTF-16 text ({how}), "
+                                  + SAVE.format("UTF-16LE"))
 
 
 def test_a_text_of_a_nul_at_odd_places_that_is_not_utf16_keeps_its_words(tmp_path):
@@ -147,7 +148,7 @@ def test_a_sweep_of_one_ollama_model_by_two_names_is_refused(tmp_path):
     write_bench(tmp_path, {"tasks.yml": TASK})
     done = call_benchrun("-m", "task.path=bench", HOST, "dry_run=true", "runner.model=llama3.2,llama3.2:latest",
                          cwd=tmp_path)
-    assert ended(done) == refusal(f"in 'config': runner.model: the sweep lists {ONE_MODEL}")
+    assert ended(done) == refusal(f"in 'config': runner.model: the sweep lists one model twice: {ONE_MODEL}")
 
 
 def test_a_list_of_one_ollama_model_by_two_names_is_refused(tmp_path):
@@ -187,3 +188,30 @@ def test_a_character_a_fields_format_code_makes_that_prints_is_asked(tmp_path):
     bench = write_bench(tmp_path, {"tasks.yml": "- name: t\n  template: 'option {i:c}'\n  values: {i: [65, 66]}\n"
                                                 "  reference: ['1', '2']\n"})
     assert [s.prompt for s in compile_plan(config(bench)).manifest.samples] == ["option A", "option B"]
+
+
+LAUGHS = "".join(f"{name}: &{name} [{', '.join([f'*{prev}'] * 10) if prev else ', '.join(['x'] * 10)}]\n"
+                 for prev, name in zip(["", *"abcdef"], "abcdefg"))
+"""Seven lines of ten aliases each: ten million values, written out."""
+
+
+@pytest.mark.parametrize(("preset", "said"), [
+    (LAUGHS, "its YAML aliases expand to more than 100,000 values, more than a preset holds, which Hydra would build "
+             "one by one for minutes; write the values out, or use fewer aliases"),
+    ("type: ollama\nx: &a [*a]\n", "its YAML aliases expand to more than 100,000 values, more than a preset holds, "
+                                   "which Hydra would build one by one for minutes; write the values out, or use fewer "
+                                   "aliases"),
+    ("- a\n- b\n", "it holds a list, where a preset holds keys (as `model: llama3.2`)"),
+    ("type: ollama\nmodel: a\x1bb\n", "character 22: '\\x1b', a control character, which no text asks (it would be "
+                                      "sent as written, and a terminal showing it takes it as a command); remove it (a "
+                                      "tab, a line break or a form feed is kept)")])
+def test_a_preset_hydra_could_not_read_in_time_or_at_all_is_refused_naming_it(tmp_path, preset, said):
+    """Before: ten million values built by OmegaConf for many minutes (no end seen in two); a list, `Hydra could not go
+    on: ValueError: invalid literal for int() with base 10: 'host'`; ESC, a traceback (PyYAML's ReaderError)."""
+    done = preset_run(tmp_path, preset.encode())
+    assert ended(done) == refusal(f"in '{tmp_path / 'conf' / 'runner' / 'mine.yaml'}': {said}")
+
+
+def test_a_preset_of_a_few_aliases_is_taken(tmp_path):
+    done = preset_run(tmp_path, b"defaults:\n  - ollama\n  - _self_\nmodel: &m gemma3\nkeep_alive: 5m\n")
+    assert (done.returncode, done.stderr) == (0, "")

@@ -69,7 +69,7 @@ registry.ollama.ai/library/llama3.2), as it gives `latest` to one that names no 
 
 def ollama_model(name: str) -> str:
     """A model's name as Ollama reads it, whole: `llama3.2` -> `registry.ollama.ai/library/llama3.2:latest`."""
-    head, at, digest = name.strip().partition("@")
+    head, at, digest = name.partition("@")
     path, _, tag = head.rpartition(":") if ":" in head.rsplit("/", 1)[-1] else (head, "", "latest")
     parts = path.split("/")
     return "/".join([*OLLAMA_NAME_DEFAULTS[:max(0, 3 - len(parts))], *parts]) + f":{tag}" + (f"@{digest}" if at else "")

@@ -7,6 +7,7 @@ from pathlib import Path
 from tests.helpers.benchfiles import write_bench
 from tests.helpers.commands import call_benchrun
 from tests.helpers.p29_input import HOST
+from tests.helpers.p30_input import TASK
 
 CUSTOM_FORMAT = ("from pydantic import BaseModel\n\n\nclass F(BaseModel):\n    answer: str\n\n    @classmethod\n"
                  "    def model_json_schema(cls, *args, **kwargs):\n        return {schema!r}\n")
@@ -20,3 +21,12 @@ def dry_run_bytes(root: Path, files: dict[str, str], raw: dict[str, bytes], *arg
         (bench / rel).parent.mkdir(parents=True, exist_ok=True)
         (bench / rel).write_bytes(data)
     return call_benchrun("task.path=bench", HOST, "dry_run=true", *args, cwd=root)
+
+
+def preset_run(root: Path, preset: bytes):
+    """A dry run (in this process) of a one-task benchmark with the runner preset `root/conf/runner/mine.yaml` of
+    the bytes `preset` (--config-dir conf runner=mine)."""
+    write_bench(root, {"tasks.yml": TASK})
+    (root / "conf" / "runner").mkdir(parents=True)
+    (root / "conf" / "runner" / "mine.yaml").write_bytes(preset)
+    return call_benchrun("--config-dir", "conf", "runner=mine", "task.path=bench", HOST, "dry_run=true", cwd=root)
