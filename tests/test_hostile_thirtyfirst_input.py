@@ -215,3 +215,16 @@ def test_a_preset_hydra_could_not_read_in_time_or_at_all_is_refused_naming_it(tm
 def test_a_preset_of_a_few_aliases_is_taken(tmp_path):
     done = preset_run(tmp_path, b"defaults:\n  - ollama\n  - _self_\nmodel: &m gemma3\nkeep_alive: 5m\n")
     assert (done.returncode, done.stderr) == (0, "")
+
+
+@pytest.mark.parametrize(("schema", "said"), [
+    ({"$id": "::not a uri::", "type": "object", "properties": {"answer": {"type": "string"}}},
+     "Invalid URI reference '::not a uri::': unexpected character at index 0"),
+    ({"type": "object", "properties": {"answer": {"$dynamicRef": "#nope"}}}, "Anchor 'nope' does not exist")])
+def test_a_format_the_runs_check_cannot_be_built_of_is_refused_before_the_run(tmp_path, schema, said):
+    """Before: a dry run took it; the run failed at once, exit 4, `in 'manifest.json': a format's JSON schema is not a
+    JSON Schema (...); the compiler writes none such`."""
+    done = dry_run(tmp_path, {"tasks.yml": TASK + "  format: F\n",
+                              "custom_response.py": CUSTOM_FORMAT.format(schema=schema)})
+    assert ended(done) == refusal(f"in 'custom_response.py': format 'F': its JSON schema cannot be read by the format "
+                                  f"check ({said}); let pydantic make the schema from the class's fields")

@@ -40,7 +40,7 @@ from benchrun.core.manifest import (
 )
 from benchrun.core.resources import DEMO_SCHEME, bench_dir
 from benchrun.core.settings import judge_runner_keys
-from benchrun.core.text import name_said
+from benchrun.core.text import name_said, one_line
 
 ASKING_LIMITS = ("concurrency", "timeout_s", "retries", "backoff_s", "max_consecutive_failures", "max_response_bytes")
 """Runner keys that say how hard and how long to try, not what is asked: a resume or retry may change them (`--set`)."""
@@ -244,6 +244,20 @@ def _refs_held(name: str, schema: dict[str, Any]) -> None:
                             "the format check cannot be made without it; define it (in $defs), or let pydantic make "
                             "the schema from the class's fields", file=formats.CUSTOM_FILE) from None
         stack.extend((resolver, sub) for sub in resource.subresources())
+    _built(name, schema)
+
+
+def _built(name: str, schema: dict[str, Any]) -> None:
+    """Refuse a schema the run's format check (jsonschema-rs) cannot be built of for any other reason (an `$id` that
+    is no URI, a `$dynamicRef` to no anchor): the run failed at once, blaming its manifest."""
+    import jsonschema_rs  # a run's module, as compiler.bounds imports it
+
+    try:
+        jsonschema_rs.Draft202012Validator(schema)
+    except jsonschema_rs.ValidationError as err:
+        raise TaskError(f"format '{name}': its JSON schema cannot be read by the format check "
+                        f"({one_line(str(err).splitlines()[0], 200)}); let pydantic make the schema from the "
+                        "class's fields", file=formats.CUSTOM_FILE) from None
 
 
 def _read_alike(name: str, schema: dict[str, Any], task: str | None) -> None:
