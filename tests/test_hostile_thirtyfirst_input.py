@@ -228,3 +228,14 @@ def test_a_format_the_runs_check_cannot_be_built_of_is_refused_before_the_run(tm
                               "custom_response.py": CUSTOM_FORMAT.format(schema=schema)})
     assert ended(done) == refusal(f"in 'custom_response.py': format 'F': its JSON schema cannot be read by the format "
                                   f"check ({said}); let pydantic make the schema from the class's fields")
+
+
+@pytest.mark.parametrize("host", ["[::1", "[a,b]:5"])
+def test_a_server_url_whose_brackets_hold_no_ipv6_address_is_said_so(tmp_path, host):
+    """Before: urlsplit's words alone, the URL unnamed: `Invalid IPv6 URL`, `'a,b' does not appear to be an IPv4 or
+    IPv6 address`."""
+    write_bench(tmp_path, {"tasks.yml": TASK})
+    done = call_benchrun("task.path=bench", "dry_run=true", cwd=tmp_path, env={"OLLAMA_HOST": host})
+    assert ended(done) == refusal(
+        f"in 'config': runner.host (from $OLLAMA_HOST): '{host}' is not a server's URL: its brackets do not close "
+        "round an IPv6 address (a host in brackets is one, as http://[::1]:11434)")
