@@ -16,6 +16,15 @@ Fixed:
    (compose.fromenv).
 6. One Ollama model named twice (`llama3.2` and `llama3.2:latest`), in a sweep or a list, refused naming both
    (core.officialclient.one_model_named_twice): two jobs of one config asking one model.
+7. A character a field's format code makes of a number (`{a:c}` of 27, 0, 65279, 55296) held to a text's rules, and a
+   number that is no character's code (1114112, -1) said in benchrun's words, not a traceback (compiler.charcodes).
+8. A preset of the user's own (--config-dir) read before Hydra: YAML aliases expanding past 100,000 values (a billion
+   laughs, an alias inside itself) and a top holding no keys refused naming the file (compose.userpresets); a
+   character PyYAML's reader takes in no file (a NUL of UTF-16 without its mark, ESC) one line, not a traceback
+   (cli._unread_character).
+9. A custom format whose schema the run's check (jsonschema-rs) cannot be built of (an `$id` that is no URI, a
+   `$dynamicRef` to no anchor) refused as it is compiled (compiler.plan._built).
+10. A server's URL that urlsplit refuses (`[::1`, `[a,b]:5`) said naming the URL (core.serverurls._splittable).
 """
 
 from __future__ import annotations
