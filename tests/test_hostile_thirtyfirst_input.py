@@ -30,8 +30,11 @@ Fixed:
 from __future__ import annotations
 
 import pytest
+from hydra.core.override_parser.overrides_parser import OverridesParser
 
 from benchrun import compile_plan
+from benchrun.compose.sweepsize import one_model_swept_twice
+from benchrun.core.settings import OpenAIConfig
 from tests.helpers.benchfiles import config, write_bench
 from tests.helpers.commands import call_benchrun
 from tests.helpers.p29_input import HOST, dry_run
@@ -166,12 +169,11 @@ def test_a_list_of_one_ollama_model_by_two_names_is_refused(tmp_path):
         "'llama3.2:latest'", "'library/llama3.2:latest'"))
 
 
-def test_one_name_by_its_tag_of_another_runner_is_two_models(tmp_path):
-    """An OpenAI-compatible server names its models as it likes: `a` and `a:latest` may be two."""
-    write_bench(tmp_path, {"tasks.yml": TASK})
-    done = call_benchrun("-m", "task.path=bench", "runner=openai", "runner.base_url=http://127.0.0.1:9/v1",
-                         "dry_run=true", "runner.model=a,a:latest", cwd=tmp_path)
-    assert (done.returncode, done.stderr) == (0, "")
+def test_one_name_by_its_tag_of_another_runner_is_two_models():
+    """An OpenAI-compatible server names its models as it likes: `a` and `a:latest` may be two, in a list or a sweep."""
+    swept = OverridesParser.create().parse_override("runner.model=a,a:latest")
+    assert (OpenAIConfig.model_validate({"model": ["a", "a:latest"]}).model, one_model_swept_twice(swept, "openai"),
+            one_model_swept_twice(swept, "ollama") is not None) == (["a", "a:latest"], None, True)
 
 
 MADE = ("which no prompt holds (a control character, a byte-order mark or half a surrogate pair); give the code of a "
