@@ -44,7 +44,7 @@ from benchrun.core.errors import (
     os_problem,
     refused_by_system,
 )
-from benchrun.core.filebytes import not_a_file
+from benchrun.core.filebytes import UNASKED, WIDE_SAMPLE, not_a_file, unasked_said, wide_text
 from benchrun.core.interrupts import INTERRUPTS
 from benchrun.core.layout import RUN
 from benchrun.core.loading import load_failure
@@ -135,8 +135,11 @@ def hydra_error(err: Exception) -> str | None:
     if isinstance(err, yaml.MarkedYAMLError):  # a preset of the user's own (--config-dir DIR) that is not YAML
         mark = err.problem_mark or err.context_mark
         return str(ConfigError(syntax_error(err), file=mark.name if mark else None))
+    if isinstance(err, yaml.reader.ReaderError):  # a character YAML reads in no file: a NUL of UTF-16, ESC
+        return str(ConfigError(_unread_character(err), file=err.name))
     if isinstance(err, UnicodeDecodeError) and (read := _file_hydra_read(err)) is not None:  # nor UTF-8
-        return str(ConfigError(f"not UTF-8 text ({err.reason} at byte {err.start}); save it as UTF-8", file=read))
+        said = wide_text(err.object) or f"not UTF-8 text ({err.reason} at byte {err.start}); save it as UTF-8"
+        return str(ConfigError(said, file=read))
     if isinstance(err, RecursionError) and (loop := _defaults_loop(err)) is not None:
         return loop
     if not isinstance(err, (HydraException, OmegaConfBaseException)):
@@ -193,6 +196,19 @@ def _defaults_loop(err: RecursionError) -> str | None:
                         "ever; take it out of the defaults")
             chain.append(path)
     return None
+
+
+def _unread_character(err: yaml.reader.ReaderError) -> str:
+    """Why YAML read no text of a preset: the file's wide encoding (a NUL of UTF-16 text without its mark), or the
+    character it takes in no file, as a benchmark's file says it."""
+    try:
+        with open(err.name, "rb") as file:
+            head = file.read(WIDE_SAMPLE)
+    except OSError:
+        head = b""
+    char = chr(err.character) if isinstance(err.character, int) else str(err.character)
+    said = unasked_said(char, raw=True) if UNASKED.match(char) else f"{char!r}, which YAML takes in no file"
+    return wide_text(head) or f"character {err.position + 1:,}: {said}"
 
 
 def _file_hydra_read(err: Exception) -> str | None:

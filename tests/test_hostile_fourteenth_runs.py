@@ -134,8 +134,8 @@ def test_a_config_value_that_is_not_text_is_refused_naming_its_key(tmp_path, giv
     done = call_benchrun("task.path=bench", given, "runner.host=http://127.0.0.1:9", cwd=tmp_path,
                          env={"WORD": "gemm\udcff"})
     assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
-        f"benchrun: error: in 'config': {key}: 'gemm\\xff' is not UTF-8 text, and config.yaml and run.json keep it "
-        "as text: give it in UTF-8\n"))
+        f"benchrun: error: in 'config': {key} (from $WORD): 'gemm\\xff' is not UTF-8 text, and config.yaml and "
+        "run.json keep it as text: give it in UTF-8\n"))
     assert kept_under_outputs(tmp_path) == []
 
 
@@ -145,7 +145,7 @@ def test_a_config_value_in_utf8_a_locale_cannot_read_is_said_to_be_that(tmp_path
     done = subprocess.run([sys.executable, "-m", "benchrun", "task.path=bench", "runner.model=${oc.env:WORD}",
                            "runner.host=http://127.0.0.1:9"], cwd=tmp_path, env=env, capture_output=True, timeout=120)
     assert (done.returncode, done.stdout, done.stderr.decode()) == (EXIT["usage"], b"", (
-        f"benchrun: error: in 'config': runner.model: 'gemm\\xe4' {LOCALE_FIX}\n"))
+        f"benchrun: error: in 'config': runner.model (from $WORD): 'gemm\\xe4' {LOCALE_FIX}\n"))
     assert kept_under_outputs(tmp_path) == []
 
 

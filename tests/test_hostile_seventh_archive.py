@@ -120,8 +120,9 @@ BENCHES = {  # name: (files, message)
     "a CSV saved as UTF-16 without its mark": (
         {"tasks/add/template.txt": "what is {a}?",
          "tasks/add/values.csv": "a,reference\n2,2\n".encode("utf-16-le").decode("ascii")},
-        "in 'tasks/add/values.csv': task 'add': line 1, column 2: a NUL byte, which no text holds (a file saved as "
-        "UTF-16, or not text?); save it as UTF-8"),
+        "in 'tasks/add/values.csv': task 'add': UTF-16 text (a NUL byte after each ASCII character, and no byte-order "
+        "mark), where benchrun reads UTF-8; save it as UTF-8 (an editor's Save As, encoding UTF-8; or iconv -f "
+        "UTF-16LE -t UTF-8)"),
     "a NUL byte in a JSONL line": (
         {"tasks.yml": '- name: t\n  template: "say {a}"\n  values_file: x.jsonl\n',
          "x.jsonl": '{"a": 1, "reference": "1"}\n{"a": 2, "reference": "2"}\0\n'},

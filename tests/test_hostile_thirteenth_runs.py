@@ -150,7 +150,7 @@ def test_a_sweep_directory_taken_by_another_sweep_as_this_one_starts_is_refused(
     claim; its multirun.yaml is left as it wrote it."""
     sweep_dir = tmp_path / "sweep"
 
-    def other_sweep_starts(swept):
+    def other_sweep_starts(swept, runner_type):
         sweep_dir.mkdir()
         (sweep_dir / "multirun.yaml").write_text("the other sweep's\n")
 

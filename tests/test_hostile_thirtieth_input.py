@@ -259,9 +259,9 @@ def test_a_server_url_holding_a_line_break_inside_it_is_refused(tmp_path, host, 
     write_bench(tmp_path, {"tasks.yml": TASK})
     done = call_benchrun("task.path=bench", "dry_run=true", cwd=tmp_path, env={"OLLAMA_HOST": host})
     assert ended(done) == refusal(
-        f"in 'config': runner.host: {said}, a control character, which a server's URL cannot hold: reading the URL "
-        "drops a tab or a line break unseen, and the requests would go to another path (a variable set from a file "
-        "of two lines?); give the URL alone")
+        f"in 'config': runner.host (from $OLLAMA_HOST): {said}, a control character, which a server's URL cannot "
+        "hold: reading the URL drops a tab or a line break unseen, and the requests would go to another path (a "
+        "variable set from a file of two lines?); give the URL alone")
 
 
 def test_a_run_directory_around_the_working_directory_of_a_shipped_demo_is_taken(tmp_path):

@@ -163,8 +163,9 @@ def test_a_host_name_holding_a_character_no_host_name_holds_is_refused_at_compil
     env = dict([given.split("=", 1)]) if given.startswith("OLLAMA_HOST") else None
     args = [given] if env is None else []
     result = call_benchrun("dry_run=true", *args, cwd=tmp_path, env=env)
+    key = "runner.host" if env is None else "runner.host (from $OLLAMA_HOST)"
     assert (result.returncode, result.stderr) == (EXIT["usage"], (
-        f"benchrun: error: in 'config': runner.host: '{url}' is not a server's URL: its host '{host}' is not a host "
+        f"benchrun: error: in 'config': {key}: '{url}' is not a server's URL: its host '{host}' is not a host "
         f"name that can be asked: it holds '{character}', which no host name does (letters, digits, '-', '_' and "
         "'.')\n"))
 

@@ -139,7 +139,8 @@ def test_a_scorers_dict_and_its_keys_are_read_as_dict_and_str_read_them(tmp_path
 
 
 UNASKABLE = {  # (arguments, environment) -> the key at fault, the URL as read, its host, why
-    "full-width, from $OLLAMA_HOST": ((), {"OLLAMA_HOST": "ｇｐｕ１"}, "runner.host", "ｇｐｕ１:11434", "ｇｐｕ１",
+    "full-width, from $OLLAMA_HOST": ((), {"OLLAMA_HOST": "ｇｐｕ１"}, "runner.host (from $OLLAMA_HOST)",
+                                      "ｇｐｕ１:11434", "ｇｐｕ１",
                                       "each label 1 to 63 characters, in IDNA: Codepoint U+FF47 at position 1 of 'ｇｐｕ１' not "
                                       "allowed"),
     "an empty label": (("runner.host='http://a..b:1'",), {}, "runner.host", "http://a..b:1", "a..b",

@@ -26,6 +26,7 @@ from urllib.parse import quote
 from benchrun.compiler.alike import first_alike
 from benchrun.compiler.blanks import refuse_blank_example, refuse_blank_values
 from benchrun.compiler.braces import refuse_escaped_fields
+from benchrun.compiler.charcodes import formatted
 from benchrun.compiler.data import Example, draw
 from benchrun.compiler.files import REFERENCE
 from benchrun.compiler.schemas import SHOWN
@@ -123,7 +124,8 @@ def _filled(field: Field, values: dict[str, Any]) -> str:
         said = shown(value)  # `true` with !r and !s too, as a number's written form is
     else:
         said = repr(value) if field.conversion == "r" else str(value) if field.conversion == "s" else value
-    return format(said, field.spec.format_map(values) if field.spec_fields else field.spec)
+    spec = field.spec.format_map(values) if field.spec_fields else field.spec
+    return formatted(said, spec, f"{{{field.name}:{field.spec}}}")
 
 
 def _field(spec: TaskSpec, name: str, conversion: str | None, format_spec: str, limits: Limits) -> Field:

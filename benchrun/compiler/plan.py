@@ -36,12 +36,11 @@ from benchrun.core.manifest import (
     TaskEntry,
     Turn,
     outside_reference,
-    schema_references,
     sha256_bytes,
 )
 from benchrun.core.resources import DEMO_SCHEME, bench_dir
 from benchrun.core.settings import judge_runner_keys
-from benchrun.core.text import name_said
+from benchrun.core.text import name_said, one_line
 
 ASKING_LIMITS = ("concurrency", "timeout_s", "retries", "backoff_s", "max_consecutive_failures", "max_response_bytes")
 """Runner keys that say how hard and how long to try, not what is asked: a resume or retry may change them (`--set`)."""
@@ -225,23 +224,40 @@ def _a_model(obj: object) -> bool:
 
 def _refs_held(name: str, schema: dict[str, Any]) -> None:
     """Refuse a schema whose `$ref` names a part of it that it lacks (`#/$defs/Nope`): the run's format check could
-    not be made of it, and the run failed at once, blaming its manifest. A schema with an `$id` (whose refs are read
-    against it) is left to the run's check."""
+    not be made of it, and the run failed at once, blaming its manifest. Each `$ref` is looked up where the schema it
+    stands in reads it, against the nearest `$id` around it (a subschema's own `$defs`)."""
     from referencing import Registry
     from referencing.exceptions import Unresolvable
     from referencing.jsonschema import DRAFT202012
 
-    if '"$id"' in json.dumps(schema):
-        return
-    resolver = Registry().with_resource(FORMAT_URI, DRAFT202012.create_resource(schema)).crawl().resolver(FORMAT_URI)
-    for key, ref in schema_references(schema):
+    root = DRAFT202012.create_resource(schema)
+    stack = [(Registry().with_resource(FORMAT_URI, root).crawl().resolver(FORMAT_URI), root)]
+    while stack:  # walked without recursion, as deep as a schema is nested
+        resolver, resource = stack.pop()
+        resolver = resolver.in_subresource(resource)
+        ref = resource.contents.get("$ref") if isinstance(resource.contents, dict) else None
         try:
-            if key == "$ref":
+            if isinstance(ref, str):
                 resolver.lookup(ref)
         except Unresolvable:
             raise TaskError(f"format '{name}': its JSON schema refers to {ref!r} ($ref), which it does not hold, and "
                             "the format check cannot be made without it; define it (in $defs), or let pydantic make "
                             "the schema from the class's fields", file=formats.CUSTOM_FILE) from None
+        stack.extend((resolver, sub) for sub in resource.subresources())
+    _built(name, schema)
+
+
+def _built(name: str, schema: dict[str, Any]) -> None:
+    """Refuse a schema the run's format check (jsonschema-rs) cannot be built of for any other reason (an `$id` that
+    is no URI, a `$dynamicRef` to no anchor): the run failed at once, blaming its manifest."""
+    import jsonschema_rs  # a run's module, as compiler.bounds imports it
+
+    try:
+        jsonschema_rs.Draft202012Validator(schema)
+    except jsonschema_rs.ValidationError as err:
+        raise TaskError(f"format '{name}': its JSON schema cannot be read by the format check "
+                        f"({one_line(str(err).splitlines()[0], 200)}); let pydantic make the schema from the "
+                        "class's fields", file=formats.CUSTOM_FILE) from None
 
 
 def _read_alike(name: str, schema: dict[str, Any], task: str | None) -> None:

@@ -16,6 +16,7 @@ from typing import Any, Iterable, Mapping, Sequence, TypeVar
 from omegaconf import DictConfig, ListConfig, OmegaConf
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
+from benchrun.compose.fromenv import env_given, said_of_variables
 from benchrun.compose.labels import job_dir_label, slug
 from benchrun.compose.runneryml import (
     by_our_names,
@@ -134,6 +135,7 @@ def run_name(model: Any, runner_file: str | None, task_path: str) -> str:
 
 def plain_config(config: Any, cwd: Path | None = None) -> dict[str, Any]:
     """Resolve a composed config to plain data, merge its runner file, and check it against the schema."""
+    variables = env_given(config)
     cfg = _to_plain(config)
     cfg.pop("hydra", None)
     runner_file, given = cfg.get("runner_file"), {}
@@ -142,7 +144,7 @@ def plain_config(config: Any, cwd: Path | None = None) -> dict[str, Any]:
     if runner_file and isinstance(runner_file, str):  # merged once, into a plain config without a runner file
         given = runner_file_keys(cfg, cwd)
         cfg["runner"], cfg["runner_file"] = with_runner_file(cfg, given), None
-    with said_of_runner_file(runner_file, given):
+    with said_of_variables(variables), said_of_runner_file(runner_file, given):
         refuse_secrets(secrets.found(cfg))
         refuse_interpolations(given)
         refuse_unkept_values(cfg)

@@ -13,6 +13,7 @@ from hydra.core.override_parser.types import IntervalSweep, Override, QuotedStri
 from omegaconf import DictConfig, OmegaConf
 
 from benchrun.core.errors import ConfigError
+from benchrun.core.officialclient import one_model_named_twice
 
 MAX_SWEEP_JOBS = 10_000
 """The most jobs a sweep makes: each is a run directory of its own, a column of the sweep's table and a row of its
@@ -162,3 +163,12 @@ def one_model_a_job(cfg: dict[str, Any], runner_file: str | None = None) -> None
         raise ConfigError(f"a job of a sweep asks one model, and this one's config lists {len(models)} "
                           f"({', '.join(map(str, models))}: a list, or its runner file's); sweep over them instead: "
                           f"-m runner.model={','.join(map(str, models))}{without}", file="config", key="runner.model")
+
+
+def one_model_swept_twice(override: Override, runner_type: Any) -> str | None:
+    """Why a sweep of Ollama's models (`-m runner.model=llama3.2,llama3.2:latest`) lists one model twice as Ollama
+    reads their names: two jobs of one config, asking one model; None for any other sweep."""
+    if runner_type != "ollama" or override.key_or_group != "runner.model":
+        return None
+    names = [value for _, value in job_values(override) if isinstance(value, str)]
+    return f"in 'config': runner.model: the sweep lists one model twice: {why}" if (why := one_model_named_twice(names)) else None

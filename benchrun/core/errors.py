@@ -121,10 +121,18 @@ a valid list` did not say that `task.only=t` gave one text). A mapping's (`Input
 as the archive's readers say it of run.json and the manifest alike (dict_type and model_type)."""
 
 
+INSTANCES_TAKEN = {"Sequence": "a list", "Mapping": "a mapping"}
+"""The abstract types a library's model asks a value to be an instance of (the ollama client's `stop:
+Sequence[str]`), in benchrun's words: pydantic said `Input should be an instance of Sequence`."""
+
+
 def problem_said(problem: Mapping[str, Any]) -> str:
     """pydantic's message of one validation problem, without the `Value error, ` it puts before a validator's own; a
-    value of another kind (TAKEN) said with the kind given."""
-    if (taken := TAKEN.get(problem["type"])) is None:
+    value of another kind (TAKEN, INSTANCES_TAKEN) said with the kind given."""
+    taken = TAKEN.get(problem["type"])
+    if problem["type"] == "is_instance_of":
+        taken = INSTANCES_TAKEN.get(str(problem.get("ctx", {}).get("class")))
+    if taken is None:
         return str(problem["msg"]).removeprefix("Value error, ")
     return f"{_kind_given(problem['input'])}, where {taken} is taken"
 

@@ -108,6 +108,8 @@ def read_utf8(path: Path, rel: str, error: type[BenchrunError] = TaskError, bom:
 
 def utf8_text(data: bytes, rel: str, error: type[BenchrunError] = TaskError, bom: bool = False, **where: str) -> str:
     """`data`, the bytes of the file `rel`, as read_utf8 reads them."""
+    if (wide := wide_text(data)) is not None:
+        raise error(wide, file=rel, **where)
     try:
         text = data.decode("utf-8-sig" if bom else "utf-8")
     except UnicodeDecodeError as err:
@@ -115,6 +117,38 @@ def utf8_text(data: bytes, rel: str, error: type[BenchrunError] = TaskError, bom
     if (found := (UNASKED if bom else NUL).search(text)) is not None:
         raise error(f"{_position(text, found.start())}: {unasked_said(found[0], raw=True)}", file=rel, **where)
     return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
+
+
+WIDE_MARKS = {b"\xff\xfe\0\0": ("UTF-32", "UTF-32LE"), b"\0\0\xfe\xff": ("UTF-32", "UTF-32BE"),
+              b"\xff\xfe": ("UTF-16", "UTF-16LE"), b"\xfe\xff": ("UTF-16", "UTF-16BE")}
+"""The byte-order marks of text saved in a wide encoding (Windows' `Unicode`, PowerShell 5's `>`), longest first, with
+the encoding each names and its name for iconv."""
+WIDE_SAMPLE = 4096
+"""How many of a file's first bytes show the pattern of NULs of UTF-16 text saved without a mark."""
+
+
+def wide_text(data: bytes) -> str | None:
+    """Why `data` is refused when it is UTF-16 (or UTF-32) text, by its byte-order mark or, without one, its NULs
+    each beside an ASCII character: what it is and how to save it as UTF-8; None for any other bytes."""
+    if (mark := next((mark for mark in WIDE_MARKS if data.startswith(mark)), None)) is not None:
+        kind, code = WIDE_MARKS[mark]
+        how = f"its byte-order mark {mark.hex(' ').upper()}"
+    elif (code := _wide_by_nuls(data[:WIDE_SAMPLE])) is not None:
+        kind = "UTF-16"
+        how = f"a NUL byte {'after' if code == 'UTF-16LE' else 'before'} each ASCII character, and no byte-order mark"
+    else:
+        return None
+    return (f"{kind} text ({how}), where benchrun reads UTF-8; save it as UTF-8 (an editor's Save As, encoding UTF-8; "
+            f"or iconv -f {code} -t UTF-8)")
+
+
+def _wide_by_nuls(head: bytes) -> str | None:
+    """`UTF-16LE` (`UTF-16BE`) when at least half the odd (even) bytes of `head` are NULs and none of the others is:
+    ASCII text saved as UTF-16 without a mark; else None."""
+    for code, nuls, chars in (("UTF-16LE", head[1::2], head[0::2]), ("UTF-16BE", head[0::2], head[1::2])):
+        if nuls and nuls.count(0) * 2 >= len(nuls) and 0 not in chars:
+            return code
+    return None
 
 
 def _position(text: str, index: int) -> str:

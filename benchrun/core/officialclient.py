@@ -60,3 +60,28 @@ def ollama_address(address: str) -> str:
     if port is None:
         netloc = f"{netloc.removesuffix(':')}:{PORT}"
     return address if netloc == parts.netloc else address.replace(parts.netloc, netloc, 1)
+
+
+OLLAMA_NAME_DEFAULTS = ("registry.ollama.ai", "library")
+"""The host and namespace Ollama gives a model's name that names none (`llama3.2` is
+registry.ollama.ai/library/llama3.2), as it gives `latest` to one that names no tag."""
+
+
+def ollama_model(name: str) -> str:
+    """A model's name as Ollama reads it, whole: `llama3.2` -> `registry.ollama.ai/library/llama3.2:latest`."""
+    head, at, digest = name.partition("@")
+    path, _, tag = head.rpartition(":") if ":" in head.rsplit("/", 1)[-1] else (head, "", "latest")
+    parts = path.split("/")
+    return "/".join([*OLLAMA_NAME_DEFAULTS[:max(0, 3 - len(parts))], *parts]) + f":{tag}" + (f"@{digest}" if at else "")
+
+
+def one_model_named_twice(names: list[str]) -> str | None:
+    """Why `names` name one model twice as Ollama reads them (`llama3.2` and `llama3.2:latest`), which a run or a
+    sweep would ask twice over; None when each names another."""
+    seen: dict[str, str] = {}
+    for name in names:
+        if (other := seen.setdefault(ollama_model(name), name)) != name:
+            return (f"{other!r} and {name!r} name one model as Ollama reads them, {ollama_model(name)} (a name is "
+                    "given the host, namespace and tag it leaves out: registry.ollama.ai, library, latest); list each "
+                    "model once")
+    return None

@@ -26,6 +26,7 @@ def servers(value: str | list[str], default: str, read: Callable[[str], str] = s
     """A server key's value (`host`, `base_url`): one address (empty: `default`), or a list of different servers'
     URLs, each well formed (ValueError naming the fault), each as `read` reads it."""
     for given in [value] if isinstance(value, str) else value:
+        _splittable(given)
         _no_credential(given)
     if isinstance(value, str):
         if address := read(value):
@@ -42,6 +43,16 @@ def servers(value: str | list[str], default: str, read: Callable[[str], str] = s
             raise ValueError(f"'{given.strip()}' is listed twice (as '{seen[http_url(url)]}'): list each server once")
         seen[http_url(url)] = given.strip()
     return urls
+
+
+def _splittable(given: str) -> None:
+    """ValueError for a server's URL that urlsplit refuses (`[a,b]`: brackets around what is no IPv6 address), said as
+    what it is, not in urlsplit's words (`'a,b' does not appear to be an IPv4 or IPv6 address`)."""
+    try:
+        urlsplit(http_url(given.strip()))
+    except ValueError:
+        raise ValueError(f"'{given.strip()}' is not a server's URL: its brackets do not close round an IPv6 address (a "
+                         "host in brackets is one, as http://[::1]:11434)") from None
 
 
 def _no_credential(given: str) -> None:

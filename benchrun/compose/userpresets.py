@@ -1,0 +1,92 @@
+"""A preset folder of the user's own (`--config-dir DIR`), read before Hydra composes it: a YAML file whose aliases
+expand to more values than a config holds (seven lines of ten aliases each, a `billion laughs`, make ten million) held
+Hydra for many minutes, OmegaConf making a node of each value, before anything could be said."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Sequence
+
+import yaml
+
+from benchrun.core.errors import ConfigError
+from benchrun.core.filebytes import read_bounded
+
+MAX_PRESET_VALUES = 100_000
+"""The most values a preset's YAML may expand to, its aliases written out: far more than any config holds (benchrun's
+whole config is under a hundred)."""
+MAX_PRESET_FILES = 1_000
+"""The most YAML files of a preset folder read before Hydra: a folder of more is no folder of presets."""
+CONFIG_DIR_FLAGS = ("--config-dir", "-cd")
+
+
+def refuse_expanding_presets(argv: Sequence[str]) -> None:
+    """Refuse a YAML file of the `--config-dir` folder that holds no keys (a list: Hydra's `invalid literal for int()`)
+    or whose aliases expand to more than MAX_PRESET_VALUES values."""
+    for folder in _config_dirs(argv):
+        for path in _yaml_files(Path(folder)):
+            if (why := _unpresetlike(_composed(path))) is not None:
+                raise ConfigError(why, file=str(path.absolute()))
+
+
+def _config_dirs(argv: Sequence[str]) -> list[str]:
+    """The folders `--config-dir DIR`, `--config-dir=DIR` or `-cd DIR` name."""
+    found = []
+    for index, arg in enumerate(argv):
+        flag, has_value, value = arg.partition("=")
+        if flag in CONFIG_DIR_FLAGS and has_value:
+            found.append(value)
+        elif arg in CONFIG_DIR_FLAGS and index + 1 < len(argv):
+            found.append(argv[index + 1])
+    return found
+
+
+def _yaml_files(folder: Path) -> list[Path]:
+    """The first MAX_PRESET_FILES `.yaml` files under `folder` (none when it is no folder: Hydra says so)."""
+    files: list[Path] = []
+    for root, dirs, names in os.walk(folder):
+        dirs.sort()
+        files += [Path(root, name) for name in sorted(names) if name.endswith(".yaml")]
+        if len(files) >= MAX_PRESET_FILES:
+            break
+    return files[:MAX_PRESET_FILES]
+
+
+_ENDLESS = MAX_PRESET_VALUES + 1
+"""The count of a node that holds itself (`&a [*a]`)."""
+
+
+def _composed(path: Path) -> yaml.Node | None:
+    """The YAML file `path` composed (its aliases the nodes they name, shared, never copied); None for an empty file or
+    one that is no readable YAML (Hydra says why as it reads it)."""
+    try:
+        return yaml.compose(read_bounded(path, str(path), ConfigError), Loader=yaml.SafeLoader)
+    except (ConfigError, OSError, yaml.YAMLError, RecursionError):
+        return None
+
+
+def _unpresetlike(node: yaml.Node | None) -> str | None:
+    """Why a preset's composed YAML `node` is none Hydra can take: its top not keys, or its aliases expanding to more
+    than MAX_PRESET_VALUES values; None when it can."""
+    if node is None or (isinstance(node, yaml.ScalarNode) and node.tag == "tag:yaml.org,2002:null"):
+        return None
+    if not isinstance(node, yaml.MappingNode):
+        kind = "a list" if isinstance(node, yaml.SequenceNode) else f"the value {node.value!r}"
+        return f"it holds {kind}, where a preset holds keys (as `model: llama3.2`)"
+    if _count(node, {}) > MAX_PRESET_VALUES:
+        return (f"its YAML aliases expand to more than {MAX_PRESET_VALUES:,} values, more than a preset holds, which "
+                "Hydra would build one by one for minutes; write the values out, or use fewer aliases")
+    return None
+
+
+def _count(node: yaml.Node, counted: dict[int, int]) -> int:
+    """The values `node` holds, written out; each node counted once in `counted` (by id), a node inside itself
+    endless."""
+    if id(node) in counted:
+        return counted[id(node)]
+    counted[id(node)] = _ENDLESS
+    children = [part for pair in node.value for part in pair] if isinstance(node, yaml.MappingNode) else (
+        node.value if isinstance(node, yaml.SequenceNode) else [])
+    counted[id(node)] = min(_ENDLESS, 1 + sum(_count(child, counted) for child in children))
+    return counted[id(node)]
