@@ -7,7 +7,7 @@
   descriptions name the preset (conf/runner/ollama.yaml, conf/runner/openai.yaml).
 - `runner.keep_alive=5x` (or `'300'`, `''`, a judge's `+judge.keep_alive=5y`) passed the dry run, and real Ollama,
   which reads a text keep_alive with Go's time.ParseDuration, refuses every request of such a run (HTTP 400: time:
-  unknown unit "x" in duration "5x"). It is refused at compile, as what Ollama reads (`core.settings.GO_DURATION`).
+  unknown unit "x" in duration "5x"). It is refused at compile, as what Ollama reads (`core.goduration.GO_DURATION`).
 - A folder holding a symbolic link that cannot be followed (into another user's private folder: permission denied;
   a target name too long) was refused as a run's directory (`hydra.run.dir=d`: `file name too long: d/away`), and
   `verify d`, `merge d` said the same of it, the link taken for the folder at fault. Whether a folder's entry is a

@@ -11,7 +11,7 @@ Fixed:
    client's `Sequence[str]`) said in benchrun's words (core.errors.INSTANCES_TAKEN), not `Input should be an instance
    of Sequence`.
 4. runner.keep_alive beyond Go's int64 nanoseconds (`9999999999h`, which Ollama refuses, or 1e10 seconds, which it
-   wraps around) refused (core.settings._beyond_go).
+   wraps around) refused (core.goduration.beyond_go).
 5. A refusal of a value an environment variable gave (`OLLAMA_HOST`) names the variable as well as the key
    (compose.fromenv).
 6. One Ollama model named twice (`llama3.2` and `llama3.2:latest`), in a sweep or a list, refused naming both
