@@ -33,6 +33,9 @@ FIELDS = ("n", "errors", "mean", "stderr")
 """What a metric line says that its records make (as any benchrun wrote it: `binary` and `samples` came later)."""
 LATER = tuple(field for field in MetricSummary.model_fields if field not in ("task", "metric", *FIELDS))
 """What a later benchrun's metric line says too (`binary`, `samples`, pass@k ...): checked where a line says it."""
+TOGETHER = (("binary", "samples"), ("pass_at_k", "majority_at_k"))
+"""Later fields that came in one benchrun: a line saying one of them was written by a benchrun that wrote each of them
+its records make (a line without `samples` is read as of one answer per sample: Wilson's interval, McNemar's test)."""
 TASK_FIGURES = ("repeats", "consistency_samples", "consistency")
 """What summary.json says beside its metric lines that the records make, checked where it says it (a later
 benchrun's); consistency only where it says the samples it is over, when some are left out (before a benchrun said
@@ -144,6 +147,7 @@ class RunPass:
                 rescore.judgement(call)
             if self.grades is not None:
                 self.grades.calls((call,))
+            self.names.judgement(call)
 
     def scores(self, scores: Iterable[ScoreRecord]) -> None:
         for number, score in enumerate(scores, 1):
@@ -219,6 +223,17 @@ def _differs(written: MetricSummary | None, found: MetricSummary | None) -> str 
     for field in (*FIELDS, *(field for field in LATER if getattr(written, field) is not None)):
         if not _close(said := getattr(written, field), made := getattr(found, field)):
             return f"summary.json's {field} is {said}, its score records make {made}"
+    return _left_out(written, found)
+
+
+def _left_out(written: MetricSummary, found: MetricSummary) -> str | None:
+    """A field of `TOGETHER` that a line leaves out where it says another of the same benchrun, and its records make."""
+    for fields in TOGETHER:
+        said = [field for field in fields if getattr(written, field) is not None]
+        for field in fields if said else ():
+            if getattr(written, field) is None and (made := getattr(found, field)) is not None:
+                return (f"summary.json says {said[0]} but not {field}, which its score records make ({made}) and the "
+                        f"benchrun writing {said[0]} writes with it")
     return None
 
 

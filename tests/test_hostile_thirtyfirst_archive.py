@@ -1,0 +1,74 @@
+"""Hostile input, thirty-first pass, the archive and audit side (what the thirtieth left, then a fresh pass): the cases
+it found bad, each with the rule it now obeys.
+
+1. a run whose judge (runner=openai, structured=auto) answered the preflight's probe as `qwen2.5-7b` and every grade as
+   `qwen2.5-14b`: run.json's `judge.identity.answers_as` names a model no judge call came from, and verify said
+   intact; the names the judge calls gave are kept in verify's one pass as the answers' are, and one rule says either
+   contradicted (`audit.answernames.AnswerNames`)
+2. `compare RUN COPY` (a run and a copy of its folder, or a copy edited or resumed apart since): compared as two runs,
+   a table of zeros for a copy; the table names runs by id, so one run id in two folders is refused, as show --wrong
+   and export refuse it, saying whether their records are the same (`audit.named.one_each`, in
+   `audit.compare._named_once`)
+3. a summary.json (sealed over) of a run of repeats with a metric line's `samples` (or `majority_at_k`) deleted, its
+   `binary` (`pass_at_k`) kept: verify said intact, and show read the line as one answer per sample (Wilson's
+   interval); fields one benchrun wrote together are said together (`audit.summarycheck._left_out`)
+"""
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from benchrun.core.errors import EXIT
+from tests.helpers.archives import synthetic_run
+from tests.helpers.auditcli import audit
+from tests.helpers.commands import run_in_process
+from tests.helpers.p29_archive import failed
+from tests.helpers.p31_archive import summary_rewritten, switched_judge_run
+
+# -- what the thirtieth pass left --------------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("later", "said"), [
+    ("qwen2.5-14b", ["FAIL  run.json: judge.identity.answers_as is 'qwen2.5-7b', but every judge call of the run names "
+                     "its model 'qwen2.5-14b': the judge model that answered is not the one run.json names"]),
+    ("qwen2.5-7b", []),
+])
+def test_a_judges_answers_as_is_checked_against_its_calls_by_verify(tmp_path, later, said):
+    run_dir = switched_judge_run(tmp_path, "qwen2.5-7b", later)
+    judge = json.loads((run_dir / "run.json").read_text())["judge"]["identity"]
+    models = {json.loads(line)["extra"]["model"] for line in (run_dir / "judgements.jsonl").read_text().splitlines()}
+    done = audit(tmp_path, "verify", str(run_dir))
+    assert (judge["answers_as"], models, done.returncode, done.stderr) == ("qwen2.5-7b", {later}, int(bool(said)), "")
+    assert [line for line in done.stdout.splitlines() if line.startswith("FAIL")] == said
+
+
+@pytest.mark.parametrize(("copied", "what"), [
+    (True, "copies of one run: their records are the same"),
+    (False, "a copy of a run, edited or resumed apart since: their records differ"),
+])
+def test_a_run_compared_with_its_copy_is_refused_as_one_run(tmp_path, copied, what):
+    first = synthetic_run(tmp_path / "outputs" / "r1", [0.5, 1.0])
+    copy = tmp_path / "copy"
+    shutil.copytree(first, copy) if copied else synthetic_run(copy, [0.0, 1.0])
+    done = audit(tmp_path, "compare", "outputs/r1", "copy")
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        f"benchrun: error: outputs/r1 and copy hold one run id, 555555555555 ({what}): compare tells its runs apart by "
+        "run id; name one of them\n"))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("deleted", "said"), [
+    ("samples", "summary.json says binary but not samples, which its score records make (3) and the benchrun "
+                "writing binary writes with it"),
+    ("majority_at_k", "summary.json says pass_at_k but not majority_at_k, which its score records make "
+                      "(0.6666666666666666) and the benchrun writing pass_at_k writes with it"),
+])
+def test_a_later_field_deleted_from_a_summary_line_is_said_by_verify(tmp_path, deleted, said):
+    run_dir = run_in_process(tmp_path, "thrice", "task.only=[product]", "repeats=3")
+    summary_rewritten(run_dir, lambda summary: summary["metrics"][0].pop(deleted))
+    assert failed(tmp_path, run_dir) == [
+        f"FAIL  summary.json: product/calculated_answer: {said}: show, list and compare read it, export and report "
+        "read the records"]
