@@ -12,6 +12,13 @@ it found bad, each with the rule it now obeys.
 3. a summary.json (sealed over) of a run of repeats with a metric line's `samples` (or `majority_at_k`) deleted, its
    `binary` (`pass_at_k`) kept: verify said intact, and show read the line as one answer per sample (Wilson's
    interval); fields one benchrun wrote together are said together (`audit.summarycheck._left_out`)
+
+A fresh pass:
+
+4. `rescore --rejudge` against a judge server that answered the preflight's probe as `qwen2.5-7b` and every grade as
+   `qwen2.5-14b`: rescore.json's `judge.identity.answers_as` names a model none of its calls came from, and verify
+   said intact; a rescore's own judge calls are kept in verify's one pass and said by the same rule
+   (`audit.answernames.AnswerNames.judge_contradiction`, in `audit.summarycheck.RescoreBooks`)
 """
 from __future__ import annotations
 
@@ -25,7 +32,7 @@ from tests.helpers.archives import synthetic_run
 from tests.helpers.auditcli import audit
 from tests.helpers.commands import run_in_process
 from tests.helpers.p29_archive import failed
-from tests.helpers.p31_archive import summary_rewritten, switched_judge_run
+from tests.helpers.p31_archive import summary_rewritten, switched_judge, switched_judge_run
 
 # -- what the thirtieth pass left --------------------------------------------------------------------------------------
 
@@ -43,6 +50,17 @@ def test_a_judges_answers_as_is_checked_against_its_calls_by_verify(tmp_path, la
     done = audit(tmp_path, "verify", str(run_dir))
     assert (judge["answers_as"], models, done.returncode, done.stderr) == ("qwen2.5-7b", {later}, int(bool(said)), "")
     assert [line for line in done.stdout.splitlines() if line.startswith("FAIL")] == said
+
+
+@pytest.mark.slow
+def test_a_rejudges_answers_as_is_checked_against_its_calls_by_verify(tmp_path):
+    run_dir = switched_judge_run(tmp_path, "qwen2.5-7b", "qwen2.5-7b")
+    with switched_judge("qwen2.5-7b", "qwen2.5-14b") as judge:
+        done = audit(tmp_path, "rescore", str(run_dir), "--rejudge", f"judge.base_url={judge.url}")
+    assert (done.returncode, done.stderr) == (0, "")
+    assert failed(tmp_path, run_dir) == [
+        "FAIL  rescores/001/rescore.json: judge.identity.answers_as is 'qwen2.5-7b', but every judge call of the "
+        "rescore names its model 'qwen2.5-14b': the judge model that answered is not the one rescore.json names"]
 
 
 @pytest.mark.parametrize(("copied", "what"), [

@@ -32,10 +32,17 @@ class AnswerNames:
     def contradiction(self, run: Run) -> tuple[str, str] | None:
         """run.json's `answers_as` (the model's, then its judge's) where no answer or call the run asked gave that name
         (and some gave one), as (file, why)."""
-        judge = run.info.judge.get("identity")
-        return (_contradiction("answers_as", run.info.identity, self.served, "answer", "model")
-                or _contradiction("judge.identity.answers_as", judge if isinstance(judge, dict) else {}, self.judged,
-                                  "judge call", "judge model"))
+        if (found := _contradiction("answers_as", run.info.identity, self.served, "answer of the run", "model")):
+            return RUN, f"{found} run.json names"
+        return self.judge_contradiction(RUN, run.info.judge, "the run")
+
+    def judge_contradiction(self, file: str, judge: dict[str, Any] | None, whose: str) -> tuple[str, str] | None:
+        """`file`'s `judge.identity.answers_as` (run.json's, or that of a rescore `whose` calls asked a judge again)
+        where no judge call it asked gave that name, as (file, why)."""
+        identity = (judge or {}).get("identity")
+        found = _contradiction("judge.identity.answers_as", identity if isinstance(identity, dict) else {},
+                               self.judged, f"judge call of {whose}", "judge model")
+        return None if found is None else (file, f"{found} {file.rsplit('/', 1)[-1]} names")
 
 
 def _note(served: Served, record: ResponseRecord | JudgementRecord) -> None:
@@ -43,11 +50,12 @@ def _note(served: Served, record: ResponseRecord | JudgementRecord) -> None:
         served.note(record)
 
 
-def _contradiction(key: str, identity: dict[str, Any], served: Served, what: str, model: str) -> tuple[str, str] | None:
+def _contradiction(key: str, identity: dict[str, Any], served: Served, what: str, model: str) -> str | None:
+    """`key` of `identity` where no name `served` kept is it (and some are), as said up to the file naming it."""
     said, names = identity.get("answers_as"), sorted(served.names)
     if not isinstance(said, str) or not names or any(same_model_name(said, name) for name in names):
         return None
     shown = " or ".join(repr(one_line(name, 80)) for name in names[:SHOWN])
     more = f" (and {len(names) - SHOWN} other names)" if len(names) > SHOWN else ""
-    return RUN, (f"{key} is {one_line(said, 80)!r}, but every {what} of the run names its model {shown}{more}: the "
-                 f"{model} that answered is not the one run.json names")
+    return (f"{key} is {one_line(said, 80)!r}, but every {what} names its model {shown}{more}: the {model} that "
+            "answered is not the one")

@@ -73,6 +73,8 @@ class RescoreBooks:
         self.books, self.answered = Books(self.manifest, shard=run.info.shard), set[tuple[str, int]]()
         self.grades = JudgeGrades(self.manifest)
         """Its own judge calls' grades, rejudged (a rescore from the archive reads the run's again, as graded now)."""
+        self.names = AnswerNames()
+        """The names its own judge calls (rejudged) gave their model."""
 
     def response(self, response: ResponseRecord) -> None:
         if self.books.responses < self.info.counts.responses:  # what rescore.json says, which anyone may write: 10**30
@@ -89,6 +91,8 @@ class RescoreBooks:
         no answer it scored, an answer twice, or leaves one ungraded, as (file, `what: why`)."""
         if self.info.judge is not None and (stray := self._stray_call()) is not None:
             return f"{self.name}/{JUDGEMENTS}", stray
+        if found := self.names.judge_contradiction(f"{self.name}/{RESCORE_FILE}", self.info.judge, "the rescore"):
+            return found
         if (stray := _stray_score(self.graded, self.answered, self.books,
                                    self.grades if self.info.judge is not None else None)) is not None:
             return f"{self.name}/{SCORES}", stray
@@ -107,6 +111,7 @@ class RescoreBooks:
                 return f"line {number} {why}"
             self.books.judgements((call,))
             self.grades.calls((call,))
+            self.names.judgement(call)
         return None
 
 

@@ -17,13 +17,19 @@ from tests.helpers.judges import JUDGES, RESPONSE, TASKS, answer
 from tests.helpers.p30_archive import SwitchedAfterProbe
 
 
-def switched_judge_run(root: Path, probed: str, later: str) -> Path:
-    """A finished run of the judged symbol benchmark whose judge (runner=openai, structured=auto) is served by
-    `SwitchedAfterProbe(probed, later)`."""
-    write_bench(root, {"tasks.yml": TASKS, "judges.yml": JUDGES, "custom_response.py": RESPONSE})
+def switched_judge(probed: str, later: str) -> SwitchedAfterProbe:
+    """A judge server (runner=openai, serving `qwen`) answering the preflight's probe as `probed`, every grade as
+    `later`."""
     judge = SwitchedAfterProbe(probed, later)
     judge.responder = demo
-    with FakeOllama(models=["llama3.2"], responder=answer) as model, judge:
+    return judge
+
+
+def switched_judge_run(root: Path, probed: str, later: str) -> Path:
+    """A finished run of the judged symbol benchmark whose judge (runner=openai, structured=auto) is served by
+    `switched_judge(probed, later)`."""
+    write_bench(root, {"tasks.yml": TASKS, "judges.yml": JUDGES, "custom_response.py": RESPONSE})
+    with FakeOllama(models=["llama3.2"], responder=answer) as model, switched_judge(probed, later) as judge:
         done = call_benchrun(f"runner.host={model.url}", "task.path=bench", "judge.runner=openai",
                              f"judge.base_url={judge.url}", "judge.model=qwen", "+judge.structured=auto", "cache=false",
                              f"outputs={root / 'o'}", cwd=root)
