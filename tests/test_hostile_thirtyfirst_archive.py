@@ -19,6 +19,10 @@ A fresh pass:
    `qwen2.5-14b`: rescore.json's `judge.identity.answers_as` names a model none of its calls came from, and verify
    said intact; a rescore's own judge calls are kept in verify's one pass and said by the same rule
    (`audit.answernames.AnswerNames.judge_contradiction`, in `audit.summarycheck.RescoreBooks`)
+5. a record line (sealed over) holding an integer of 5,001 digits: verify (and resume) said `line 2 is not JSON:
+   Exceeds the limit (4300 digits) for integer string conversion: ...; use sys.set_int_max_str_digits() to increase
+   the limit`, advice to a Python programmer; the archive's JSON reader says it as every reader of benchrun does
+   (`core.text.too_many_digits`, in `archive.jsononce.python_json`)
 """
 from __future__ import annotations
 
@@ -31,6 +35,7 @@ from benchrun.core.errors import EXIT
 from tests.helpers.archives import synthetic_run
 from tests.helpers.auditcli import audit
 from tests.helpers.commands import run_in_process
+from tests.helpers.p26_archive import sealed_line
 from tests.helpers.p29_archive import failed
 from tests.helpers.p31_archive import summary_rewritten, switched_judge, switched_judge_run
 
@@ -90,3 +95,11 @@ def test_a_later_field_deleted_from_a_summary_line_is_said_by_verify(tmp_path, d
     assert failed(tmp_path, run_dir) == [
         f"FAIL  summary.json: product/calculated_answer: {said}: show, list and compare read it, export and report "
         "read the records"]
+
+
+def test_a_record_line_holding_an_integer_longer_than_python_reads_is_said_in_the_archives_words(tmp_path):
+    run_dir = sealed_line(synthetic_run(tmp_path / "r", [1, 0]), "scores.jsonl", 2,
+                          lambda line: line.replace(b'"closeness":1', b'"closeness":1' + b"0" * 5000))
+    assert failed(tmp_path, run_dir) == [
+        "FAIL  scores.jsonl: line 2 is not JSON: an integer of more than 4,300 digits, more than Python reads",
+        "FAIL  scores.jsonl: line 1 starts the incomplete score lines of 't:a=0'"]
