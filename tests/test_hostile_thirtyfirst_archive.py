@@ -23,6 +23,10 @@ A fresh pass:
    Exceeds the limit (4300 digits) for integer string conversion: ...; use sys.set_int_max_str_digits() to increase
    the limit`, advice to a Python programmer; the archive's JSON reader says it as every reader of benchrun does
    (`core.text.too_many_digits`, in `archive.jsononce.python_json`)
+6. a finished run's summary.json deleted and dropped from run.json's final digests, its counts edited (`9/2 samples,
+   5 request errors`), sealed over: verify said intact (with no summary it checked no count) and show printed the
+   counts; a compiled run that ended wrote its summary before its final digests, so one they do not name was removed
+   (`archive.headline.summary_dropped`, in `trust.strays` for verify and every reader, and in list's row)
 """
 from __future__ import annotations
 
@@ -37,7 +41,7 @@ from tests.helpers.auditcli import audit
 from tests.helpers.commands import run_in_process
 from tests.helpers.p26_archive import sealed_line
 from tests.helpers.p29_archive import failed
-from tests.helpers.p31_archive import summary_rewritten, switched_judge, switched_judge_run
+from tests.helpers.p31_archive import summary_removed, summary_rewritten, switched_judge, switched_judge_run
 
 # -- what the thirtieth pass left --------------------------------------------------------------------------------------
 
@@ -103,3 +107,14 @@ def test_a_record_line_holding_an_integer_longer_than_python_reads_is_said_in_th
     assert failed(tmp_path, run_dir) == [
         "FAIL  scores.jsonl: line 2 is not JSON: an integer of more than 4,300 digits, more than Python reads",
         "FAIL  scores.jsonl: line 1 starts the incomplete score lines of 't:a=0'"]
+
+
+def test_a_finished_runs_summary_removed_with_its_digest_is_said_by_verify_and_refused_by_readers(tmp_path):
+    run_dir = summary_removed(synthetic_run(tmp_path / "r", [1, 0]), responses=9, request_errors=5)
+    why = ("summary.json: missing: the run ended (completed), and its writer wrote summary.json before the final digests "
+           "in run.json, which do not name it: it was removed, and run.json edited since")
+    assert failed(tmp_path, run_dir) == [f"FAIL  {why}"]
+    shown, listed = audit(tmp_path, "show", "r"), audit(tmp_path, "list", ".", "--json")
+    line = f"in 'r': run 555555555555: {why}, so what it says cannot be trusted; benchrun-audit verify r says what changed"
+    assert (shown.returncode, shown.stdout, shown.stderr) == (EXIT["archive"], "", f"benchrun: error: {line}\n")
+    assert json.loads(listed.stdout) == [{"path": "r", "status": "unreadable", "listed_as": "unreadable", "reason": line}]

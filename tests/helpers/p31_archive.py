@@ -45,3 +45,14 @@ def summary_rewritten(run_dir: Path, change: Callable[[dict[str, Any]], None]) -
     change(summary)
     path.write_text(json.dumps(summary, indent=2))
     reseal(run_dir, "summary.json")
+
+
+def summary_removed(run_dir: Path, **counts: int) -> Path:
+    """A finished run's summary.json deleted and dropped from run.json's final digests, its `counts` changed, sealed
+    again: as a writer that wrote no summary would have left it."""
+    (run_dir / "summary.json").unlink()
+    info = json.loads((run_dir / "run.json").read_text())
+    del info["files"]["summary.json"]
+    (run_dir / "run.json").write_text(json.dumps({**info, "counts": {**info["counts"], **counts}}, indent=2))
+    reseal(run_dir)
+    return run_dir
