@@ -27,6 +27,9 @@ A fresh pass:
    5 request errors`), sealed over: verify said intact (with no summary it checked no count) and show printed the
    counts; a compiled run that ended wrote its summary before its final digests, so one they do not name was removed
    (`archive.headline.summary_dropped`, in `trust.strays` for verify and every reader, and in list's row)
+7. `cache --cache-dir C` whose responses.sqlite3 is a symbolic link to itself: `0 entries, 0 B`, exit 0 (a run with
+   cache_dir=C: `cannot be used (OperationalError: unable to open database file)`); a loop of links is said where a
+   pipe or a folder in the database's place is (`execute.cacheplace.misplaced_store`)
 """
 from __future__ import annotations
 
@@ -118,3 +121,12 @@ def test_a_finished_runs_summary_removed_with_its_digest_is_said_by_verify_and_r
     line = f"in 'r': run 555555555555: {why}, so what it says cannot be trusted; benchrun-audit verify r says what changed"
     assert (shown.returncode, shown.stdout, shown.stderr) == (EXIT["archive"], "", f"benchrun: error: {line}\n")
     assert json.loads(listed.stdout) == [{"path": "r", "status": "unreadable", "listed_as": "unreadable", "reason": line}]
+
+
+def test_a_cache_database_that_is_a_loop_of_links_is_said_so(tmp_path):
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / "responses.sqlite3").symlink_to("responses.sqlite3")
+    done = audit(tmp_path, "cache", "--cache-dir", "c")
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        f"benchrun: error: --cache-dir: {tmp_path / 'c' / 'responses.sqlite3'} is a loop of symbolic links, where the "
+        "response cache's database belongs\n"))
