@@ -30,6 +30,13 @@ A fresh pass:
 7. `cache --cache-dir C` whose responses.sqlite3 is a symbolic link to itself: `0 entries, 0 B`, exit 0 (a run with
    cache_dir=C: `cannot be used (OperationalError: unable to open database file)`); a loop of links is said where a
    pipe or a folder in the database's place is (`execute.cacheplace.misplaced_store`)
+8. a record line (sealed over) giving another task than its sample's (`"task": "zz"` for `t:a=0`): a response's was
+   intact, a score line's blamed summary.json (`summary.json's n is 2, its score records make 1`), which resealed to
+   match showed a task `zz`; a line of a sample is of its sample's task (`archive.repair._other_task`, in `_vet`, for
+   verify and resume)
+9. a summary.json (sealed over) whose speed says another latency (p50 0.001 s of answers of 0.1 s): verify said intact,
+   show printed it; what a summary's speed says that the answers make (counts, latency, token rates, load) is checked
+   (`audit.summarycheck._speed_unmade`)
 """
 from __future__ import annotations
 
@@ -130,3 +137,20 @@ def test_a_cache_database_that_is_a_loop_of_links_is_said_so(tmp_path):
     assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
         f"benchrun: error: --cache-dir: {tmp_path / 'c' / 'responses.sqlite3'} is a loop of symbolic links, where the "
         "response cache's database belongs\n"))
+
+
+@pytest.mark.parametrize(("name", "number"), [("responses.jsonl", 1), ("scores.jsonl", 2)])
+def test_a_record_line_giving_another_task_than_its_samples_is_said_by_verify(tmp_path, name, number):
+    run_dir = sealed_line(synthetic_run(tmp_path / "r", [1, 0]), name, number,
+                          lambda line: json.dumps({**json.loads(line), "task": "zz"}).encode() + b"\n")
+    assert failed(tmp_path, run_dir) == [f"FAIL  {name}: line {number} gives task 'zz', where its sample 't:a=0' is of "
+                                         "task 't'"]
+
+
+def test_a_summarys_speed_its_answers_do_not_make_is_said_by_verify(tmp_path):
+    run_dir = synthetic_run(tmp_path / "r", [1, 0])
+    summary_rewritten(run_dir, lambda summary: summary["speed"]["latency_s"].update(p50=0.001))
+    assert failed(tmp_path, run_dir) == [
+        "FAIL  summary.json: speed.latency_s: summary.json's is {\"max\": 0.1, \"p50\": 0.001, \"p95\": 0.1}, its "
+        "answers make {\"max\": 0.1, \"p50\": 0.1, \"p95\": 0.1}: show, list and compare read it, export and report "
+        "read the records"]

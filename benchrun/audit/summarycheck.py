@@ -40,6 +40,9 @@ TASK_FIGURES = ("repeats", "consistency_samples", "consistency")
 """What summary.json says beside its metric lines that the records make, checked where it says it (a later
 benchrun's); consistency only where it says the samples it is over, when some are left out (before a benchrun said
 them, it counted the samples with a failed request too)."""
+SPEED_MADE = ("n", "failed", "latency_s", "tokens_per_s", "tokens_per_s_from", "prompt_tokens_per_s", "load_s")
+"""What summary.json's speed says that the run's answers make (its wall time, and the rate over it, are its sessions'
+clocks')."""
 READ = "show, list and compare read it, export and report read the records"
 RESCORE_READ = "not as the rescore wrote it, which tallied its records"
 
@@ -60,7 +63,19 @@ def books_for(run: Run) -> Books | None:
 def disagreement(run: Run, books: Books) -> tuple[str, str] | None:
     """The first of run.json's counts and summary.json's metric lines that the run's records, kept in `books`, do not
     make, as (file, `what: why`); None when all are theirs."""
-    return _unmade(books, run.info.counts, run, (RUN, SUMMARY), READ)
+    return _unmade(books, run.info.counts, run, (RUN, SUMMARY), READ) or _speed_unmade(run, books)
+
+
+def _speed_unmade(run: Run, books: Books) -> tuple[str, str] | None:
+    """The first figure of summary.json's speed that the run's answers, kept in `books`, do not make."""
+    if run.summary is None or run.summary.speed is None:
+        return None
+    said, made = run.summary.speed.model_dump(mode="json"), books.speed.speed().model_dump(mode="json")
+    for field in SPEED_MADE:
+        if not _close(said[field], made[field]):
+            return SUMMARY, (f"speed.{field}: summary.json's is {_json(said[field])}, its answers make "
+                             f"{_json(made[field])}: {READ}")
+    return None
 
 
 class RescoreBooks:
