@@ -49,8 +49,8 @@ def summary_dropped(run: Run) -> str | None:
     info = run.info
     if info.manifest_id is None or not info.files or SUMMARY in info.files or os.path.lexists(run.path / SUMMARY):
         return None
-    return (f"missing: the run ended ({info.status}), and its writer wrote {SUMMARY} before the final digests in {RUN}, "
-            "which do not name it: it was removed, and run.json edited since")
+    return (f"missing: the run ended ({info.status}), and its writer wrote {SUMMARY} before the final digests in "
+            f"{RUN}, which do not name it: it was removed, and {RUN} edited since")
 
 
 def _sha256(path: Path) -> str:
