@@ -37,10 +37,14 @@ A fresh pass:
 9. a summary.json (sealed over) whose speed says another latency (p50 0.001 s of answers of 0.1 s): verify said intact,
    show printed it; what a summary's speed says that the answers make (counts, latency, token rates, load) is checked
    (`audit.summarycheck._speed_unmade`)
+10. a refusal of a run in a folder whose name is not UTF-8 (`nv\\xff`): `in 'nv\ufffd'`, a name not on the disk, where
+    verify's heading and the tables say `nv\\xff`; where an error is, is shown with its bytes escaped
+    (`core.errors._quote`, through `core.text.undecoded`)
 """
 from __future__ import annotations
 
 import json
+import os
 import shutil
 
 import pytest
@@ -159,3 +163,11 @@ def test_a_summarys_speed_its_answers_do_not_make_is_said_by_verify(tmp_path):
         "FAIL  summary.json: speed.latency_s: summary.json's is {\"max\": 0.1, \"p50\": 0.001, \"p95\": 0.1}, its "
         "answers make {\"max\": 0.1, \"p50\": 0.1, \"p95\": 0.1}: show, list and compare read it, export and report "
         "read the records"]
+
+
+def test_a_refusal_names_a_folder_whose_name_is_not_utf8_by_its_escaped_bytes(tmp_path):
+    run_dir = synthetic_run(tmp_path / os.fsdecode(b"nv\xff"), [1, 0])
+    (run_dir / "seal.json").unlink()
+    done = audit(tmp_path, "show", str(run_dir))
+    assert (done.returncode, done.stdout) == (EXIT["archive"], "")
+    assert done.stderr.startswith(f"benchrun: error: in '{tmp_path}/nv\\xff': run 555555555555: seal.json: missing")
