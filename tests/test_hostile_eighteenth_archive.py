@@ -42,7 +42,6 @@ What held is in the pass's note.
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 import time
@@ -57,7 +56,7 @@ from benchrun.core.errors import EXIT
 from benchrun.core.layout import NAME_MAX
 from benchrun.testing.inprocess import child_env, cli
 from tests.helpers.answers import BROKEN, broken_answer
-from tests.helpers.archives import replace_manifest, reseal, synthetic_run
+from tests.helpers.archives import another_run, replace_manifest, reseal, synthetic_run
 from tests.helpers.commands import run_in_process
 
 
@@ -147,7 +146,7 @@ def test_verify_says_a_sealed_file_no_reader_reads_as_what_it_is(tmp_path, plant
     again to match: verify said `intact`, exit 0, while the other commands refuse the file in one line."""
     run_dir = synthetic_run(tmp_path / "run", [1, 0])
     name, why = plant(run_dir)
-    copy = shutil.copytree(run_dir, tmp_path / "copy", symlinks=True)  # a run is compared with another directory
+    copy = another_run(run_dir, tmp_path / "copy")  # a run is compared with another run
     verified, compared = audit(tmp_path, "verify", str(run_dir)), audit(tmp_path, "compare", str(run_dir), str(copy))
     assert (verified.returncode, verified.stderr) == (EXIT["not_intact"], "")
     assert [line for line in verified.stdout.splitlines() if not line.startswith("ok")][1:] == [

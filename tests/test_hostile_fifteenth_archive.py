@@ -43,7 +43,6 @@ import hashlib
 import http.server
 import json
 import os
-import shutil
 import subprocess
 import sys
 import threading
@@ -66,7 +65,7 @@ from benchrun.testing.inprocess import child_env, cli
 from benchrun.testing.ollama_server import FakeOllama, fake_digest
 from benchrun.testing.small_disk import can_mount, fill, small_disk
 from tests.helpers.answers import listbench_answer
-from tests.helpers.archives import replace_manifest, reseal, synthetic_run
+from tests.helpers.archives import another_run, replace_manifest, reseal, synthetic_run
 from tests.helpers.benchfiles import write_bench
 from tests.helpers.commands import run_dir_of
 from tests.helpers.judges import JUDGES, RESPONSE, TASKS, answer
@@ -347,7 +346,7 @@ def test_a_forced_resume_onto_another_judge_model_keeps_which_judge_graded_befor
     assert entry["judge_identity"]["digest"] == fake_digest("qwen2.5")
     shown = audit(tmp_path, "show", str(run_dir)).stdout
     assert f"graded by    grades from 2 judge models: {fake_digest('qwen2.5')[:12]}, then ffffffffffff" in shown
-    copy = shutil.copytree(run_dir, tmp_path / "copy", symlinks=True)  # a run is compared with another directory
+    copy = another_run(run_dir, tmp_path / "copy")  # a run is compared with another run
     compared = audit(tmp_path, "compare", str(run_dir), str(copy)).stdout.splitlines()[0]
     assert compared.endswith(f"): grades from 2 judge models: {fake_digest('qwen2.5')[:12]}, then ffffffffffff")
 

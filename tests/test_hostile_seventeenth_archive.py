@@ -254,7 +254,8 @@ def test_show_wrong_of_two_directories_of_one_run_id_is_refused_not_shown_as_one
     copy = synthetic_run(tmp_path / "outputs" / "b", [0.0, 0.0])  # the copy, since graded otherwise: same run id
     done = audit(tmp_path, "show", str(first), str(copy), "--wrong", "closeness")
     assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
-        f"benchrun: error: {first} and {copy} hold one run id, 555555555555 (a copy of a run?): --wrong shows each "
+        f"benchrun: error: {first} and {copy} hold one run id, 555555555555 (a copy of a run, edited or "
+        "resumed apart since: their records differ): --wrong shows each "
         "run in a column of its id; name one of them\n"))
     twice = audit(tmp_path, "show", str(first), str(first) + "/.", "--wrong", "closeness", "--json")
     assert (twice.returncode, [run["path"] for run in json.loads(twice.stdout)["runs"]]) == (EXIT["ok"], [str(first)])
@@ -283,7 +284,8 @@ def test_an_export_of_two_directories_of_one_run_id_is_refused_and_of_one_named_
     copy = synthetic_run(tmp_path / "b", [0.0, 0.0])
     done = audit(tmp_path, "export", str(first), str(copy))
     assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
-        f"benchrun: error: {first} and {copy} hold one run id, 555555555555 (a copy of a run?): an export tells its "
+        f"benchrun: error: {first} and {copy} hold one run id, 555555555555 (a copy of a run, edited or "
+        "resumed apart since: their records differ): an export tells its "
         "rows' runs apart by run id; name one of them\n"))
     twice = audit(tmp_path, "export", str(first), f"{first}/.", "--format", "jsonl")
     assert (twice.returncode, len(twice.stdout.splitlines())) == (EXIT["ok"], 4)

@@ -186,7 +186,7 @@ def test_compare_gives_each_runs_mean_exactly_as_its_summary_does(tmp_path):
     """Scores of 1e100, 1 and -1e100 (a scorer may give up to 1e100) against 1e100, 2 and -1e100: compare summed them
     as floats and said both means were 0.000 while their difference was +0.333; `show` said 0.333 and 0.667."""
     base = synthetic_run(tmp_path / "a", [1e100, 1, -1e100])
-    other = synthetic_run(tmp_path / "b", [1e100, 2, -1e100])
+    other = synthetic_run(tmp_path / "b", [1e100, 2, -1e100], run_id="6" * 12)
     done = audit(tmp_path, "compare", str(base), str(other), "--metric", "closeness", "--json")
     assert done.returncode == EXIT["ok"], done.stderr
     line = json.loads(done.stdout)["comparisons"][0]["metrics"][0]

@@ -6,7 +6,6 @@ from __future__ import annotations
 import itertools
 import json
 import re
-import shutil
 import subprocess
 import threading
 from fractions import Fraction
@@ -20,7 +19,7 @@ from benchrun.audit.compare import compare
 from benchrun.core.errors import EXIT
 from benchrun.testing.ollama_server import ChatRequest, FakeOllama, Reply
 from benchrun.testing.oracle import seeded
-from tests.helpers.archives import read_jsonl, reseal
+from tests.helpers.archives import another_run, read_jsonl, reseal
 from tests.helpers.commands import bench_run, call_benchrun, run_dir_of
 
 SUMS = {(2, 3): 5, (4, 5): 9, (8, 9): 17}
@@ -237,6 +236,6 @@ def test_show_takes_the_t_intervals_degrees_of_freedom_from_samples_not_answers(
     reseal(run_dir, "summary.json")
     again = call_benchrun("show", str(run_dir), "--json", cwd=tmp_path, module="benchrun.audit")
     assert json.loads(again.stdout)["metrics"][0] == line
-    copy = shutil.copytree(run_dir, tmp_path / "copy", symlinks=True)  # a run is compared with another directory
+    copy = another_run(run_dir, tmp_path / "copy")  # a run is compared with another run
     compared = compare([load_run(run_dir), load_run(copy)]).comparisons[0].metrics[0]
     assert (compared.metric, compared.test) == ("exact_match", "permutation")  # sample means 1, 0, 1: not answers

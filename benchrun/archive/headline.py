@@ -33,13 +33,24 @@ def headline_unverified(run: Run) -> str | None:
         return f"{SEAL}: the seal of run {seal.run_id[:64]!r}, not of this run ({run.id}): nothing covers {RUN}"
     if _sha256(run.path / RUN) != seal.run_json.sha256:
         return f"{RUN}: changed since the run was sealed"
-    if expected is None:  # it ended before it had a summary (failed at its start)
-        return None
+    if expected is None:  # it ended before it had a summary (failed at its start), or it was removed with its digest
+        return None if (dropped := summary_dropped(run)) is None else f"{SUMMARY}: {dropped}"
     if not os.path.lexists(run.path / SUMMARY):  # removed since the run ended
         return f"{SUMMARY}: missing"
     if _sha256(run.path / SUMMARY) != expected.sha256:
         return f"{SUMMARY}: changed since the run ended"
     return None
+
+
+def summary_dropped(run: Run) -> str | None:
+    """Why a compiled run that ended has no summary.json, which the final digests in its run.json do not name: its
+    writer wrote it before them (a writer whose disk failed writes neither), so it was removed and run.json edited
+    since (its counts would be checked against nothing); None when it has one, or never compiled or ended."""
+    info = run.info
+    if info.manifest_id is None or not info.files or SUMMARY in info.files or os.path.lexists(run.path / SUMMARY):
+        return None
+    return (f"missing: the run ended ({info.status}), and its writer wrote {SUMMARY} before the final digests in "
+            f"{RUN}, which do not name it: it was removed, and {RUN} edited since")
 
 
 def _sha256(path: Path) -> str:

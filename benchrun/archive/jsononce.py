@@ -4,11 +4,12 @@ that data, not parsed again by pydantic to check its keys."""
 from __future__ import annotations
 
 import json
+import sys
 from typing import Any
 
 from pydantic import ValidationError
 
-from benchrun.core.text import NESTED, SURROGATE_ESCAPE, NotJSON, once_each
+from benchrun.core.text import NESTED, SURROGATE_ESCAPE, NotJSON, once_each, too_many_digits
 
 DEPTH = 200
 """How deep pydantic's JSON reader follows arrays and objects (what a model read from JSON data follows no deeper)."""
@@ -16,11 +17,20 @@ DEPTH = 200
 
 def python_json(data: bytes | str, **options: Any) -> Any:
     """`json.loads(data, **options)`, JSON nested deeper than Python's reader follows (its RecursionError: a planted
-    line of 100,000 `[`) raised as the ValueError of what is no JSON, which every reader of the archive says."""
+    line of 100,000 `[`), or an integer longer than it reads (`_integer`), raised as the ValueError of what is no JSON,
+    which every reader of the archive says."""
     try:
-        return json.loads(data, **options)
+        return json.loads(data, parse_int=_integer, **options)
     except RecursionError:
         raise ValueError(NESTED) from None
+
+
+def _integer(text: str) -> int:
+    """A JSON integer as Python reads it; one of more digits than it converts said as every reader of benchrun says it
+    (`too_many_digits`: Python's own words advise a call to sys.set_int_max_str_digits)."""
+    if (limit := sys.get_int_max_str_digits()) and len(text.lstrip("-")) > limit:
+        raise ValueError(too_many_digits())
+    return int(text)
 
 
 def given_once(data: bytes) -> Any:

@@ -144,12 +144,12 @@ def _check_meaning(repair: Repair, manifest: Manifest) -> None:
         group[scorer] = number
         return None
 
-    _vet(repair, RESPONSES, response)
-    _vet(repair, SCORES, score)
+    _vet(repair, RESPONSES, response, tasks)
+    _vet(repair, SCORES, score, tasks)
     if manifest.judges:
         calls = JudgeCalls(manifest)
         _vet(repair, JUDGEMENTS, lambda number, record: calls.problem(
-            number, _key(record), record.get("judge"), record.get("judge_repeat", 0), answered))
+            number, _key(record), record.get("judge"), record.get("judge_repeat", 0), answered), tasks)
     incomplete = {key for key, group in groups.items() if group.keys() != expected[tasks[key[0]]]}
     for key in sorted(incomplete, key=lambda k: min(groups[k].values())):
         _problem(repair, SCORES, min(groups[key].values()),
@@ -181,15 +181,26 @@ class JudgeCalls:
         return None
 
 
-def _vet(repair: Repair, name: str, problem_of: Callable[[int, dict[str, Any]], str | None]) -> None:
-    """Each committed line of record file `name` through `problem_of`; a line it faults is a problem, and bad."""
+def _vet(repair: Repair, name: str, problem_of: Callable[[int, dict[str, Any]], str | None],
+         tasks: dict[str, str]) -> None:
+    """Each committed line of record file `name` through `problem_of`; a line it faults, or one giving another task
+    than its sample's (`tasks`: sample id -> task), is a problem, and bad."""
     bad = repair.bad.setdefault(name, set())
     for number, (record, why) in _committed(repair.checked[name], repair.digests.lines.get(name, [])):
         what = problem_of(number, record)  # of every line: it keeps count of what the file holds
-        what = why or what
+        what = why or _other_task(record, tasks) or what
         if what is not None:
             _problem(repair, name, number, what)
             bad.add(number)
+
+
+def _other_task(record: dict[str, Any], tasks: dict[str, str]) -> str | None:
+    """Why a line of a sample of the manifest is not that sample's: it gives another task (which readers tally it
+    under, as the summary's lines are)."""
+    sample = record.get("id")
+    if not isinstance(sample, str) or sample not in tasks or (task := record.get("task")) == tasks[sample]:
+        return None
+    return f"gives task {task!r}, where its sample {sample!r} is of task {tasks[sample]!r}"
 
 
 def _problem(repair: Repair, name: str, number: int, what: str) -> None:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Iterable, Iterator, Protocol
 
 from benchrun.archive import ledger, repair
 from benchrun.archive.dirlock import run_writer
+from benchrun.archive.headline import summary_dropped
 from benchrun.archive.writer import file_digest
 from benchrun.core.advice import audit_command
 from benchrun.core.errors import ArchiveError, BenchrunError, reading, without_file
@@ -234,7 +235,8 @@ def strays(run: Run) -> list[tuple[str, str]]:
     run.json name every file it wrote (judge calls only with judges), and a run its writer sealed before it compiled
     wrote no manifest and no records (a sweep job settled as interrupted by another process, unsealed, may have been
     killed as it wrote its manifest). Such a file was put there since (a judgements.jsonl beside a run without judges,
-    records beside one that asked nothing), and no reader may take it for the run's."""
+    records beside one that asked nothing), and no reader may take it for the run's; and a summary.json it wrote,
+    gone with its digest (`headline.summary_dropped`)."""
     info = run.info
     if info.manifest_id is None and info.status != "running" and os.path.lexists(run.path / SEAL):
         why = f"the run ended ({info.status}) before it compiled, and wrote no manifest and no records"
@@ -245,8 +247,10 @@ def strays(run: Run) -> list[tuple[str, str]]:
         candidates = (*JUDGED_FILES, DIGESTS, SUMMARY)
     else:
         return []
-    return [(name, f"not the run's: {why}; it was put there since") for name in candidates
-            if name not in info.files and os.path.lexists(run.path / name)]
+    return [*((name, f"not the run's: {why}; it was put there since") for name in candidates
+              if name not in info.files and os.path.lexists(run.path / name)),
+            *((SUMMARY, why) for why in [summary_dropped(run)] if why)]
+
 
 
 def _seal(run: Run) -> Iterator[str]:

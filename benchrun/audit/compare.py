@@ -29,7 +29,7 @@ from benchrun.archive.speed import SIDE_BY_SIDE, figures, speed_of
 from benchrun.audit import arguments, significance
 from benchrun.audit.inputs import Inputs, ids, input_lines, inputs
 from benchrun.audit.lines import metric_lines as metric_lines_of
-from benchrun.audit.named import runs_named
+from benchrun.audit.named import one_each, runs_named
 from benchrun.audit.show import check_known, check_task
 from benchrun.console import output
 from benchrun.console.visible import shown_name, visible
@@ -152,13 +152,15 @@ def compare(runs: list[Run], metric: str | None = None, task: str | None = None)
 
 
 def _named_once(runs: list[Run]) -> None:
-    """Each run named once (by its path, its id or as a sweep's job): a run compared with itself differs in nothing."""
+    """Each run named once (by its path, its id or as a sweep's job): a run compared with itself differs in nothing;
+    and one run id in two folders (a copy) once, as the table names runs by their ids (`named.one_each`)."""
     seen: set[str] = set()
     for run in runs:
         if (where := os.path.realpath(run.path)) in seen:
             raise BenchrunError(f"run {run.id} ({shown_name(where)}) is named twice: a run compared with itself "
                                 "differs in nothing; name each run once")
         seen.add(where)
+    one_each(runs, "compare tells its runs apart by run id")
 
 
 @dataclass(frozen=True)

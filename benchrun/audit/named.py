@@ -9,8 +9,11 @@ from typing import Sequence
 
 from benchrun.archive.lookup import named, named_runs
 from benchrun.archive.reader import PathLike, Run
+from benchrun.archive.writer import file_digest
 from benchrun.console.output import warning
 from benchrun.core.errors import BenchrunError
+from benchrun.core.layout import JUDGED_FILES
+from benchrun.core.records import FileDigest
 
 
 def runs_named(refs: Sequence[PathLike], root: PathLike) -> list[Run]:
@@ -34,10 +37,22 @@ def say_passed_over(folder: Path, later: list[Run]) -> None:
 def one_each(runs: Sequence[Run], told_by: str) -> list[Run]:
     """Each run once, where a command tells runs apart by their id (`told_by`: how): a directory named twice (by path
     and id) once; two directories of one run id (a copy, perhaps resumed apart since), which would be read as one,
-    refused."""
+    refused, saying whether they hold the same records."""
     ids: dict[str, Run] = {}
     for run in {os.path.realpath(run.path): run for run in runs}.values():
         if (twin := ids.setdefault(run.id, run)) is not run:
-            raise BenchrunError(f"{twin.path} and {run.path} hold one run id, {run.id} (a copy of a run?): {told_by}; "
-                                "name one of them")
+            raise BenchrunError(f"{twin.path} and {run.path} hold one run id, "
+                                f"{run.id} ({_copies(twin, run)}): {told_by}; name one of them")
     return list(ids.values())
+
+
+def _copies(run: Run, twin: Run) -> str:
+    """What two folders of one run id are: copies of one run, or a copy that was edited or resumed apart since."""
+    if _records(run) == _records(twin):
+        return "copies of one run: their records are the same"
+    return "a copy of a run, edited or resumed apart since: their records differ"
+
+
+def _records(run: Run) -> tuple[FileDigest | None, ...]:
+    """The digests of the run's record files (None for one it lacks)."""
+    return tuple(file_digest(run.path / name) if (run.path / name).is_file() else None for name in JUDGED_FILES)

@@ -33,10 +33,19 @@ FIELDS = ("n", "errors", "mean", "stderr")
 """What a metric line says that its records make (as any benchrun wrote it: `binary` and `samples` came later)."""
 LATER = tuple(field for field in MetricSummary.model_fields if field not in ("task", "metric", *FIELDS))
 """What a later benchrun's metric line says too (`binary`, `samples`, pass@k ...): checked where a line says it."""
+TOGETHER = (("binary", "samples"), ("pass_at_k", "majority_at_k"))
+"""Later fields that came in one benchrun: a line saying one of them was written by a benchrun that wrote each of them
+its records make (a line without `samples` is read as of one answer per sample: Wilson's interval, McNemar's test)."""
 TASK_FIGURES = ("repeats", "consistency_samples", "consistency")
 """What summary.json says beside its metric lines that the records make, checked where it says it (a later
 benchrun's); consistency only where it says the samples it is over, when some are left out (before a benchrun said
 them, it counted the samples with a failed request too)."""
+SPEED_MADE = ("n", "failed", "latency_s", "tokens_per_s", "tokens_per_s_from", "prompt_tokens_per_s", "load_s")
+"""What summary.json's speed says that the run's answers make (its wall time, and the rate over it, are its sessions'
+clocks')."""
+SPEED_TOLERANCE = 1e-6
+"""How near a speed figure is to the one its answers make (a benchrun before 0dcfddb summed a rate's seconds as floats,
+not whole microseconds: the last digits differ); far below the three decimals shown."""
 READ = "show, list and compare read it, export and report read the records"
 RESCORE_READ = "not as the rescore wrote it, which tallied its records"
 
@@ -57,7 +66,19 @@ def books_for(run: Run) -> Books | None:
 def disagreement(run: Run, books: Books) -> tuple[str, str] | None:
     """The first of run.json's counts and summary.json's metric lines that the run's records, kept in `books`, do not
     make, as (file, `what: why`); None when all are theirs."""
-    return _unmade(books, run.info.counts, run, (RUN, SUMMARY), READ)
+    return _unmade(books, run.info.counts, run, (RUN, SUMMARY), READ) or _speed_unmade(run, books)
+
+
+def _speed_unmade(run: Run, books: Books) -> tuple[str, str] | None:
+    """The first figure of summary.json's speed that the run's answers, kept in `books`, do not make."""
+    if run.summary is None or run.summary.speed is None:
+        return None
+    said, made = run.summary.speed.model_dump(mode="json"), books.speed.speed().model_dump(mode="json")
+    for field in SPEED_MADE:
+        if not _close(said[field], made[field], SPEED_TOLERANCE):
+            return SUMMARY, (f"speed.{field}: summary.json's is {_json(said[field])}, its answers make "
+                             f"{_json(made[field])}: {READ}")
+    return None
 
 
 class RescoreBooks:
@@ -70,6 +91,8 @@ class RescoreBooks:
         self.books, self.answered = Books(self.manifest, shard=run.info.shard), set[tuple[str, int]]()
         self.grades = JudgeGrades(self.manifest)
         """Its own judge calls' grades, rejudged (a rescore from the archive reads the run's again, as graded now)."""
+        self.names = AnswerNames()
+        """The names its own judge calls (rejudged) gave their model."""
 
     def response(self, response: ResponseRecord) -> None:
         if self.books.responses < self.info.counts.responses:  # what rescore.json says, which anyone may write: 10**30
@@ -86,6 +109,8 @@ class RescoreBooks:
         no answer it scored, an answer twice, or leaves one ungraded, as (file, `what: why`)."""
         if self.info.judge is not None and (stray := self._stray_call()) is not None:
             return f"{self.name}/{JUDGEMENTS}", stray
+        if found := self.names.judge_contradiction(f"{self.name}/{RESCORE_FILE}", self.info.judge, "the rescore"):
+            return found
         if (stray := _stray_score(self.graded, self.answered, self.books,
                                    self.grades if self.info.judge is not None else None)) is not None:
             return f"{self.name}/{SCORES}", stray
@@ -104,6 +129,7 @@ class RescoreBooks:
                 return f"line {number} {why}"
             self.books.judgements((call,))
             self.grades.calls((call,))
+            self.names.judgement(call)
         return None
 
 
@@ -144,6 +170,7 @@ class RunPass:
                 rescore.judgement(call)
             if self.grades is not None:
                 self.grades.calls((call,))
+            self.names.judgement(call)
 
     def scores(self, scores: Iterable[ScoreRecord]) -> None:
         for number, score in enumerate(scores, 1):
@@ -219,17 +246,30 @@ def _differs(written: MetricSummary | None, found: MetricSummary | None) -> str 
     for field in (*FIELDS, *(field for field in LATER if getattr(written, field) is not None)):
         if not _close(said := getattr(written, field), made := getattr(found, field)):
             return f"summary.json's {field} is {said}, its score records make {made}"
+    return _left_out(written, found)
+
+
+def _left_out(written: MetricSummary, found: MetricSummary) -> str | None:
+    """A field of `TOGETHER` that a line leaves out where it says another of the same benchrun, and its records make."""
+    for fields in TOGETHER:
+        said = [field for field in fields if getattr(written, field) is not None]
+        for field in fields if said else ():
+            if getattr(written, field) is None and (made := getattr(found, field)) is not None:
+                return (f"summary.json says {said[0]} but not {field}, which its score records make ({made}) and the "
+                        f"benchrun writing {said[0]} writes with it")
     return None
 
 
-def _close(said: Any, made: Any) -> bool:
-    """Whether a figure summary.json says is the one its records make (numbers within rounding, mappings of them)."""
+def _close(said: Any, made: Any, rel_tol: float = 1e-9) -> bool:
+    """Whether a figure summary.json says is the one its records make (numbers within rounding, `rel_tol`, mappings of
+    them)."""
     if said is None or made is None:
         return said is made
     if isinstance(said, dict):
-        return isinstance(made, dict) and said.keys() == made.keys() and all(_close(said[k], made[k]) for k in said)
+        return isinstance(made, dict) and said.keys() == made.keys() and all(
+            _close(said[k], made[k], rel_tol) for k in said)
     if isinstance(said, float) or isinstance(made, float):
-        return math.isclose(said, made, rel_tol=1e-9, abs_tol=1e-12)
+        return math.isclose(said, made, rel_tol=rel_tol, abs_tol=1e-12)
     return bool(said == made)
 
 

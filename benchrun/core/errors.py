@@ -26,7 +26,7 @@ import resource
 from contextlib import contextmanager
 from typing import Any, Iterator, Mapping
 
-from benchrun.core.text import LINE_CHARS, one_line
+from benchrun.core.text import LINE_CHARS, one_line, undecoded
 
 EXIT = {"ok": 0, "sweep_failed": 1, "not_intact": 1, "usage": 2, "runner": 3, "archive": 4, "interrupted": 130}
 """Every exit code benchrun and benchrun-audit use."""
@@ -158,7 +158,8 @@ def without_file(err: BenchrunError) -> str:
 
 
 def _quote(file: str | None) -> str | None:
-    return f"in '{file}'" if file else None
+    """Where an error is, its bytes that are not UTF-8 shown escaped (`run\\xff`), as every path is shown."""
+    return f"in '{undecoded(file) or file}'" if file else None
 
 
 NAME_SHOWN = 100

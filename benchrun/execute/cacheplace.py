@@ -144,7 +144,9 @@ def misplaced_store(directory: Path, database: Path) -> str | None:
             return f"{path} is {'a symbolic link to ' * os.path.islink(path)}{owned}"
         try:
             kind = not_a_file(os.stat(path).st_mode)
-        except OSError:  # not there, or a link to nothing: SQLite makes it, or says why it cannot
-            continue
+        except OSError as err:  # not there, or a link to nothing: SQLite makes it, or says why it cannot; but not
+            if err.errno != errno.ELOOP:  # through a loop of links (its `unable to open database file`)
+                continue
+            kind = os_problem(err)
         problem = problem or (kind and f"{path} is {kind}, where the response cache's database belongs")
     return problem

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -91,6 +92,16 @@ def reseal(run_dir: Path, *names: str) -> None:
     seal = Seal.model_construct(run_id=info["run_id"], sealed_at=info["ended_at"],  # whatever run.json says
                                 run_json=FileDigest.of(run_json))
     write_atomic(run_dir / "seal.json", seal.model_dump_json(indent=2).encode() + b"\n")
+
+
+def another_run(run_dir: Path, copy: Path) -> Path:
+    """`run_dir` copied to `copy` as a run of another id (666666666666), sealed: a run to compare it with (copies of
+    one run id are refused)."""
+    shutil.copytree(run_dir, copy, symlinks=True)
+    info = json.loads((copy / "run.json").read_text())
+    (copy / "run.json").write_text(json.dumps({**info, "run_id": "6" * 12}, indent=2))
+    reseal(copy)
+    return copy
 
 
 def replace_manifest(run_dir: Path, change) -> None:
