@@ -171,4 +171,5 @@ def one_model_swept_twice(override: Override, runner_type: Any) -> str | None:
     if runner_type != "ollama" or override.key_or_group != "runner.model":
         return None
     names = [value for _, value in job_values(override) if isinstance(value, str)]
-    return f"in 'config': runner.model: the sweep lists one model twice: {why}" if (why := one_model_named_twice(names)) else None
+    why = one_model_named_twice(names)
+    return f"in 'config': runner.model: the sweep lists one model twice: {why}" if why else None
