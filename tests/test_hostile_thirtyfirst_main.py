@@ -11,6 +11,10 @@
 - `cache_dir=RUN` (a finished run's directory, or a folder inside it) wrote the response cache, every run's answers and
   SQLite's files beside them, into that run's archive, where verify still called it intact; a sweep's directory
   alike. Refused before anything is asked (`archive.claims.archive_around`, from `execute.cache.store_for`).
+- `runner.model=5` (or `=true`, `runner=openai runner.model=5`, a sweep `-m runner.model=range(1,3)`) was said as `5 is
+  not valid here`, nothing of what belongs (the input side's case 77), where `judge.model=5` was said as Hydra read
+  it and how to quote it: a key taking text or a list is said so too, and a value of no kind it takes with the
+  description of the field a runner declares anew for its default (`compose.config._description`).
 """
 
 from __future__ import annotations
@@ -66,3 +70,22 @@ def test_the_response_cache_is_never_kept_in_a_sweeps_directory(tmp_path):
         f"benchrun: error: in 'config': cache_dir: {sweep} is a sweep's directory, which holds that sweep's files "
         "alone; put the cache elsewhere (cache_dir=DIR), or cache=false\n"))
     assert sorted(path.name for path in sweep.iterdir()) == ["multirun.yaml"]
+
+
+UNQUOTED = [(["runner.model=5"], "runner.model", "5", "a number"),
+            (["runner=openai", "runner.model=true"], "runner.model", "true", "a boolean")]
+
+
+@pytest.mark.parametrize(("args", "key", "given", "read"), UNQUOTED, ids=["5", "openai-true"])
+def test_a_model_named_by_a_number_is_said_as_hydra_read_it(tmp_path, args, key, given, read):
+    result = call_benchrun("dry_run=true", *args, cwd=tmp_path)
+    assert (result.returncode, result.stderr) == (EXIT["usage"], (
+        f"benchrun: error: in 'config': {key}: Input should be a valid string, not {given} (Hydra's overrides and YAML "
+        f"read it unquoted as {read}); quote it as written, e.g. {key}='{given}'\n"))
+
+
+def test_a_model_of_no_kind_it_takes_is_said_with_what_belongs(tmp_path):
+    result = call_benchrun("dry_run=true", "runner.model={a:1}", cwd=tmp_path)
+    assert (result.returncode, result.stderr) == (EXIT["usage"], (
+        "benchrun: error: in 'config': runner.model: {\"a\": 1} is not valid here (A model name, or a list of names "
+        "(one run each).)\n"))

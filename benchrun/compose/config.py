@@ -274,8 +274,8 @@ def describe_validation(err: ValidationError, root: type[BaseModel] = RunConfig,
     elif field is not None and len(keys) == 2 and isinstance(keys[1], str) and kind != "missing":
         # a union's branch (runner.think.bool): said once, for the key, with what the key takes
         where = key_path("", [*prefix, *head, keys[0]])
-        takes = f" ({field.description})" if field.description else ""
-        message = f"{json.dumps(first['input'], default=str)} is not valid here{takes}"
+        takes = f" ({said})" if (said := _description(model, keys[0])) else ""
+        message = _read_unquoted(first, where) or f"{json.dumps(first['input'], default=str)} is not valid here{takes}"
     elif kind == "extra_forbidden" and len(keys) == 1 and model is not None:
         message = unknown_key(str(parts[-1]), allowed_keys(model, prefix),
                               "option" if issubclass(model, Options) else "key")
@@ -299,6 +299,13 @@ def describe_validation(err: ValidationError, root: type[BaseModel] = RunConfig,
         message = problem_said(first) + (f" (one item is a list of one: [{first['input']}])"
                                          if kind == "list_type" and isinstance(first["input"], str) else "")
     return f"{where}: {message}" if where else message
+
+
+def _description(model: Any, key: str) -> str | None:
+    """The description of `model`'s field `key`, or of the field of a base it declares anew (a runner's `model`, for
+    its own default)."""
+    return next((base.model_fields[key].description for base in model.__mro__
+                 if key in getattr(base, "model_fields", {}) and base.model_fields[key].description), None)
 
 
 def _list_item(err: ValidationError) -> tuple[int, Any] | None:
