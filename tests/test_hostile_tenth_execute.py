@@ -268,4 +268,5 @@ def test_an_ollama_server_that_needs_the_key_is_asked_everything_with_it(tmp_pat
         lab.server.dispatch = guarded
         result = call_benchrun(*lab.args(), cwd=tmp_path, env={"OLLAMA_API_KEY": key})
     assert (result.returncode, result.stderr) == (EXIT["ok"], "")
-    assert asked == {("/api/tags", True), ("/api/show", True), ("/api/version", True), ("/api/chat", True)}
+    assert asked == {("/api/tags", True), ("/api/show", True), ("/api/version", True), ("/api/chat", True),
+                     ("/api/ps", True)}

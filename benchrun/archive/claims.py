@@ -40,11 +40,12 @@ def enclosing_run(path: Path) -> Path | None:
 
 def archive_around(path: Path) -> str | None:
     """Why `path` (links followed) is no place for what is not a run's or a sweep's own: it is such a directory
-    (`a run's directory`), or inside one at any depth (`inside a sweep's directory (X)`); None when neither."""
+    (`a run's directory`), or inside one at any depth (`inside a sweep's directory (X)`); None when neither. A folder
+    that cannot be looked into holds neither, as os.path.exists says (its own error is said where it is used)."""
     real = Path(os.path.realpath(path))
     for folder in (real, *real.parents):
-        kind = "run" if is_run(folder) else "sweep" if (folder / SWEEP_FILE).exists() or (
-            folder / MULTIRUN_FILE).exists() else None
+        kind = "run" if is_run(folder) else "sweep" if any(
+            os.path.exists(folder / name) for name in (SWEEP_FILE, MULTIRUN_FILE)) else None
         if kind is not None:
             where = f"a {kind}'s directory" if folder == real else f"inside a {kind}'s directory ({folder})"
             return f"{where}, which holds that {kind}'s files alone"

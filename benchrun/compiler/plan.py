@@ -24,6 +24,7 @@ from benchrun.compiler.usercode import contained, forget_local_modules, held_oth
 from benchrun.core import secrets
 from benchrun.core.errors import ConfigError, TaskError
 from benchrun.core.filebytes import digests_read, read_bounded
+from benchrun.core.keys import leaves
 from benchrun.core.layout import RESERVED_SCORERS
 from benchrun.core.manifest import (
     FormatSpec,
@@ -247,9 +248,16 @@ def _refs_held(name: str, schema: dict[str, Any]) -> None:
     _built(name, schema)
 
 
+BUILT_APART = frozenset({"$id", "$schema", "$anchor", "$dynamicRef", "$dynamicAnchor", "$vocabulary"})
+"""Keywords pydantic never writes whose faults the format check alone finds, as it is built."""
+
+
 def _built(name: str, schema: dict[str, Any]) -> None:
     """Refuse a schema the run's format check (jsonschema-rs) cannot be built of for any other reason (an `$id` that
-    is no URI, a `$dynamicRef` to no anchor): the run failed at once, blaming its manifest."""
+    is no URI, a `$dynamicRef` to no anchor): the run failed at once, blaming its manifest. Built only for a schema
+    holding a keyword of BUILT_APART: jsonschema-rs is a run's module, which start-up and dry runs load not."""
+    if not any(BUILT_APART.intersection(path) for path, _ in leaves(schema)):
+        return
     import jsonschema_rs  # a run's module, as compiler.bounds imports it
 
     try:
