@@ -15,14 +15,20 @@
   not valid here`, nothing of what belongs (the input side's case 77), where `judge.model=5` was said as Hydra read
   it and how to quote it: a key taking text or a list is said so too, and a value of no kind it takes with the
   description of the field a runner declares anew for its default (`compose.config._description`).
+- An advised command naming a run whose folder's name is not UTF-8 (`nv\\xff`) gave it as `'nv\ufffd'` (the archive
+  side's case 48, its `in '...'` mended there), a path not on the disk, so the command pasted named nothing: such a
+  path is written as bash reads its bytes back, `$'nv\\xff'` (`core.advice.audit_command`).
 """
 
 from __future__ import annotations
+
+import os
 
 import pytest
 
 from benchrun.core.errors import EXIT
 from tests.helpers.archives import synthetic_run
+from tests.helpers.auditcli import audit
 from tests.helpers.commands import call_benchrun
 
 UNTRIMMED = [("runner.model=' gemma3'", "runner.model", "' gemma3' has whitespace at its start"),
@@ -89,3 +95,11 @@ def test_a_model_of_no_kind_it_takes_is_said_with_what_belongs(tmp_path):
     assert (result.returncode, result.stderr) == (EXIT["usage"], (
         "benchrun: error: in 'config': runner.model: {\"a\": 1} is not valid here (A model name, or a list of names "
         "(one run each).)\n"))
+
+
+def test_an_advised_command_gives_a_path_that_is_not_utf8_as_a_shell_reads_its_bytes(tmp_path):
+    run_dir = synthetic_run(tmp_path / os.fsdecode(b"nv\xff it's"), [1, 0])
+    (run_dir / "seal.json").unlink()
+    done = audit(tmp_path, "show", str(run_dir))
+    assert (done.returncode, done.stderr.split("; ")[-1]) == (
+        EXIT["archive"], f"benchrun-audit verify $'{tmp_path}/nv\\xff it\\'s' says what changed\n")
