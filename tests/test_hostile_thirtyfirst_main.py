@@ -18,6 +18,9 @@
 - An advised command naming a run whose folder's name is not UTF-8 (`nv\\xff`) gave it as `'nv\ufffd'` (the archive
   side's case 48, its `in '...'` mended there), a path not on the disk, so the command pasted named nothing: such a
   path is written as bash reads its bytes back, `$'nv\\xff'` (`core.advice.audit_command`).
+- The context Ollama loaded a model with, archived this pass (`identity.context_length`), was shown by neither show
+  nor compare: two runs of one digest loaded with 4096 and 8192 tokens of context compared as of one model. show's
+  model line says it, compare sets it beside the digest (`audit.provenance.PROVENANCE_KEYS`, `audit.heading`).
 """
 
 from __future__ import annotations
@@ -103,3 +106,13 @@ def test_an_advised_command_gives_a_path_that_is_not_utf8_as_a_shell_reads_its_b
     done = audit(tmp_path, "show", str(run_dir))
     assert (done.returncode, done.stderr.split("; ")[-1]) == (
         EXIT["archive"], f"benchrun-audit verify $'{tmp_path}/nv\\xff it\\'s' says what changed\n")
+
+
+def test_the_context_a_model_was_loaded_with_is_shown_and_compared(tmp_path):
+    digest = "sha256:" + "a" * 64
+    first = synthetic_run(tmp_path / "a", [1, 0], identity={"digest": digest, "context_length": 4096}, run_id="1" * 12)
+    second = synthetic_run(tmp_path / "b", [1, 1], identity={"digest": digest, "context_length": 8192}, run_id="2" * 12)
+    shown, compared = audit(tmp_path, "show", str(first)), audit(tmp_path, "compare", str(first), str(second))
+    model = next(line for line in shown.stdout.splitlines() if line.startswith("model "))
+    assert (model.split()[-2:], compared.stdout.splitlines()[4]) == (
+        ["context", "4096"], "  provenance model.context_length: 4096 -> 8192")
