@@ -21,6 +21,11 @@
 - The context Ollama loaded a model with, archived this pass (`identity.context_length`), was shown by neither show
   nor compare: two runs of one digest loaded with 4096 and 8192 tokens of context compared as of one model. show's
   model line says it, compare sets it beside the digest (`audit.provenance.PROVENANCE_KEYS`, `audit.heading`).
+- Found in the merge: the input side's check of a `--config-dir` folder's presets read every `.yaml` beneath it, so a
+  project's own folder given whole (`--config-dir .`, its presets in `runner/`) was refused for a YAML list its
+  virtual environment holds (`.venv/.../hydra/test_utils/.../list.yaml: it holds a list, where a preset holds keys`).
+  Only what Hydra may read as a preset is checked: the primary config and the folders named as config groups (of
+  benchrun's, or on the command line), no hidden folder (`compose.userpresets._yaml_files`).
 """
 
 from __future__ import annotations
@@ -116,3 +121,13 @@ def test_the_context_a_model_was_loaded_with_is_shown_and_compared(tmp_path):
     model = next(line for line in shown.stdout.splitlines() if line.startswith("model "))
     assert (model.split()[-2:], compared.stdout.splitlines()[4]) == (
         ["context", "4096"], "  provenance model.context_length: 4096 -> 8192")
+
+
+def test_a_project_folder_given_as_config_dir_is_read_for_its_presets_alone(tmp_path):
+    for folder, listed in [(".venv/lib/site-packages/pkg", "list.yaml"), ("docs", "nav.yaml"), ("runner", "mine.yaml")]:
+        (tmp_path / folder).mkdir(parents=True)
+        (tmp_path / folder / listed).write_text("- a\n- b\n")
+    (tmp_path / "runner" / "mine.yaml").write_text("defaults:\n  - ollama\n  - _self_\nmodel: gemma3\n")
+    done = call_benchrun("--config-dir", ".", "runner=mine", "dry_run=true", cwd=tmp_path)
+    assert (done.returncode, done.stderr, done.stdout.splitlines()[-1]) == (
+        EXIT["ok"], "", "manifest id: adca08521fdd19421d92576a5af6388b7bf74eb58c57032ee74b4770dcaaab86")
