@@ -26,6 +26,9 @@
   virtual environment holds (`.venv/.../hydra/test_utils/.../list.yaml: it holds a list, where a preset holds keys`).
   Only what Hydra may read as a preset is checked: the primary config and the folders named as config groups (of
   benchrun's, or on the command line), no hidden folder (`compose.userpresets._yaml_files`).
+- A preflight waiting on a busy server's Retry-After (this pass's asking side: up to runner.timeout_s, runner.retries
+  times) said nothing while the user waited, up to 40 minutes with nothing on the console: a wait of a second or more
+  is a warning line naming the server and the try (`runners.retryafter.heeding`, tenacity's before_sleep).
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from benchrun.core.errors import EXIT
 from tests.helpers.archives import synthetic_run
 from tests.helpers.auditcli import audit
 from tests.helpers.commands import call_benchrun
+from tests.helpers.p31_asking import busy_listing
 
 UNTRIMMED = [("runner.model=' gemma3'", "runner.model", "' gemma3' has whitespace at its start"),
              ("runner.model=[llama3.2,'gemma3 ']", "runner.model", "'gemma3 ' has whitespace at its end"),
@@ -131,3 +135,12 @@ def test_a_project_folder_given_as_config_dir_is_read_for_its_presets_alone(tmp_
     done = call_benchrun("--config-dir", ".", "runner=mine", "dry_run=true", cwd=tmp_path)
     assert (done.returncode, done.stderr, done.stdout.splitlines()[-1]) == (
         EXIT["ok"], "", "manifest id: adca08521fdd19421d92576a5af6388b7bf74eb58c57032ee74b4770dcaaab86")
+
+
+@pytest.mark.parametrize(("runner", "server", "count"), [("openai", "the server at {}", 2), ("ollama", "Ollama at {}", 3)])
+def test_a_preflight_waiting_on_a_busy_servers_retry_after_says_so(tmp_path, runner, server, count):
+    """Asked once busy, then once more (Ollama's list asked again at the end, for the digest)."""
+    url, done, times = busy_listing(tmp_path, runner, "1")
+    assert (done.returncode, done.stderr, times) == (EXIT["ok"], (
+        f"benchrun: warning: {server.format(url)} is busy and asks to be asked again after Retry-After: 1 s: the "
+        "preflight is asked again then (try 2 of 3)\n"), count)
