@@ -39,7 +39,7 @@ def header(run: Run) -> Table:
         "overrides": " ".join(info.overrides) or "-",
         "manifest id": info.manifest_id or "- (the run failed before it compiled)",
         "model": f"{info.model}  name {identity.get('name', '-')}  digest {run.model_digest or '-'}  "
-                 f"server {identity.get('server_version', '-')}",
+                 f"server {identity.get('server_version', '-')}{_context(identity)}",
         "answered by": mixed_models(run),
         "details": _pairs(identity.get("details") or {}),
         "judge": judge_identity(info.judge),
@@ -189,3 +189,8 @@ def _pairs(data: dict[str, Any]) -> str:
 
 def _value(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value)
+
+
+def _context(identity: dict[str, Any]) -> str:
+    """`  context N`: the context the server loaded the model with, where it said (Ollama's /api/ps)."""
+    return f"  context {identity['context_length']}" if identity.get("context_length") is not None else ""

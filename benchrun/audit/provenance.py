@@ -9,8 +9,9 @@ from benchrun.archive.reader import Run
 from benchrun.core.manifest import Manifest
 from benchrun.core.recordvalues import model_digest
 
-PROVENANCE_KEYS = ("server_version", "size", "llama_cpp_version", "name", "structured_dialect")
-"""Identity keys (Ollama, local and OpenAI-compatible runners) that say which model answered, beside its digest."""
+PROVENANCE_KEYS = ("server_version", "size", "llama_cpp_version", "name", "structured_dialect", "context_length")
+"""Identity keys (Ollama, local and OpenAI-compatible runners) that say which model answered, and how it was loaded,
+beside its digest."""
 
 
 def provenance(run: Run) -> dict[str, Any]:

@@ -12,6 +12,7 @@ import yaml
 
 from benchrun.core.errors import ConfigError
 from benchrun.core.filebytes import read_bounded
+from benchrun.core.resources import PRIMARY_CONFIG, conf_dir
 
 MAX_PRESET_VALUES = 100_000
 """The most values a preset's YAML may expand to, its aliases written out: far more than any config holds (benchrun's
@@ -22,12 +23,20 @@ CONFIG_DIR_FLAGS = ("--config-dir", "-cd")
 
 
 def refuse_expanding_presets(argv: Sequence[str]) -> None:
-    """Refuse a YAML file of the `--config-dir` folder that holds no keys (a list: Hydra's `invalid literal for int()`)
-    or whose aliases expand to more than MAX_PRESET_VALUES values."""
+    """Refuse a YAML file Hydra may read of the `--config-dir` folder (`_yaml_files`) that holds no keys (a list:
+    Hydra's `invalid literal for int()`) or whose aliases expand to more than MAX_PRESET_VALUES values."""
+    groups = {entry.name for entry in conf_dir().iterdir() if entry.is_dir()} | {_group(arg) for arg in argv}
     for folder in _config_dirs(argv):
-        for path in _yaml_files(Path(folder)):
+        for path in _yaml_files(Path(folder), groups):
             if (why := _unpresetlike(_composed(path))) is not None:
                 raise ConfigError(why, file=str(path.absolute()))
+
+
+def _group(arg: str) -> str:
+    """The top config group a command-line word names (`runner=mine`, `+db=x`, `hydra/launcher=joblib`: runner, db,
+    hydra); '' for any other word."""
+    key, is_override, _ = arg.partition("=")
+    return key.lstrip("+~").split("/")[0].split("@")[0] if is_override and "." not in key else ""
 
 
 def _config_dirs(argv: Sequence[str]) -> list[str]:
@@ -42,15 +51,19 @@ def _config_dirs(argv: Sequence[str]) -> list[str]:
     return found
 
 
-def _yaml_files(folder: Path) -> list[Path]:
-    """The first MAX_PRESET_FILES `.yaml` files under `folder` (none when it is no folder: Hydra says so)."""
-    files: list[Path] = []
-    for root, dirs, names in os.walk(folder):
-        dirs.sort()
-        files += [Path(root, name) for name in sorted(names) if name.endswith(".yaml")]
-        if len(files) >= MAX_PRESET_FILES:
-            break
-    return files[:MAX_PRESET_FILES]
+def _yaml_files(folder: Path, groups: set[str]) -> list[Path]:
+    """The YAML files of `folder` Hydra may read, at most MAX_PRESET_FILES: its primary config, and the `.yaml` files
+    under its folders named as a config group (`groups`: benchrun's, and those the command line names), not in a
+    hidden folder. A project's own folder given whole (`--config-dir .`) keeps other YAML (a virtual environment's
+    packages ship lists) that no command reads as a preset."""
+    files = [primary] if (primary := folder / f"{PRIMARY_CONFIG}.yaml").is_file() else []
+    for group in sorted(groups - {""}):
+        for root, dirs, names in os.walk(folder / group):
+            dirs[:] = sorted(name for name in dirs if not name.startswith("."))
+            files += [Path(root, name) for name in sorted(names) if name.endswith(".yaml")]
+            if len(files) >= MAX_PRESET_FILES:
+                return files[:MAX_PRESET_FILES]
+    return files
 
 
 _ENDLESS = MAX_PRESET_VALUES + 1

@@ -178,7 +178,7 @@ class OllamaRunner:
         """What `ask()` answers within timeout_s, asked again (runner.retries) where a server busy a moment asks a wait
         within timeout_s by Retry-After (`retryafter.asked_later`)."""
         try:
-            async for attempt in heeding(self.config.retries):
+            async for attempt in heeding(self.config.retries, f"Ollama at {self.host}"):
                 with attempt:
                     try:
                         return await asyncio.wait_for(ask(), self.config.timeout_s)

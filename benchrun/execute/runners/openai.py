@@ -108,7 +108,7 @@ class OpenAIRunner:
     async def _models(self) -> list[dict[str, Any]]:
         await resolvable(self.base_url, self.config.key("base_url"))
         try:
-            async for attempt in heeding(self.config.retries):
+            async for attempt in heeding(self.config.retries, f"the server at {self.base_url}"):
                 with attempt:
                     response = await self._listing()
                     body = self._list_body(response) if response.is_success else None

@@ -11,6 +11,8 @@ from typing import Any, Callable, Mapping
 
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, stop_after_attempt
 
+from benchrun.console import output
+
 SECONDS = re.compile(r"\s*\d+\s*")
 """Retry-After's delta-seconds: a whole number of seconds."""
 
@@ -61,11 +63,18 @@ def asked_later(retry: bool, headers: Mapping[str, str], timeout_s: float,
         raise AskedLater(after, failure)
 
 
-def heeding(retries: int) -> AsyncRetrying:
-    """A preflight call's attempts: `retries` more while its server asks a wait (AskedLater), each after that wait; the
-    last AskedLater raised."""
+def heeding(retries: int, server: str) -> AsyncRetrying:
+    """A preflight call's attempts: `retries` more while its server asks a wait (AskedLater), each after that wait,
+    a wait of a second or more said on the console (`server`: who asked it), where the user waits; the last
+    AskedLater raised."""
     return AsyncRetrying(stop=stop_after_attempt(retries + 1), retry=retry_if_exception_type(AskedLater),
-                         wait=_asked, reraise=True)
+                         wait=_asked, reraise=True, before_sleep=lambda state: _said(state, retries, server))
+
+
+def _said(state: RetryCallState, retries: int, server: str) -> None:
+    if (after := _asked(state)) >= 1:
+        output.warning(f"{server} is busy and asks to be asked again after Retry-After: {after:g} s: the preflight is "
+                       f"asked again then (try {state.attempt_number + 1} of {retries + 1})")
 
 
 def _asked(state: RetryCallState) -> float:
