@@ -137,7 +137,8 @@ def test_a_project_folder_given_as_config_dir_is_read_for_its_presets_alone(tmp_
         EXIT["ok"], "", "manifest id: adca08521fdd19421d92576a5af6388b7bf74eb58c57032ee74b4770dcaaab86")
 
 
-@pytest.mark.parametrize(("runner", "server", "count"), [("openai", "the server at {}", 2), ("ollama", "Ollama at {}", 3)])
+@pytest.mark.parametrize(("runner", "server", "count"), [("openai", "the server at {}", 2),
+                                                         ("ollama", "Ollama at {}", 3)])
 def test_a_preflight_waiting_on_a_busy_servers_retry_after_says_so(tmp_path, runner, server, count):
     """Asked once busy, then once more (Ollama's list asked again at the end, for the digest)."""
     url, done, times = busy_listing(tmp_path, runner, "1")
