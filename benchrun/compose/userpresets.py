@@ -12,6 +12,7 @@ import yaml
 
 from benchrun.core.errors import ConfigError
 from benchrun.core.filebytes import read_bounded
+from benchrun.core.keys import override_key
 from benchrun.core.resources import PRIMARY_CONFIG, conf_dir
 
 MAX_PRESET_VALUES = 100_000
@@ -35,8 +36,8 @@ def refuse_expanding_presets(argv: Sequence[str]) -> None:
 def _group(arg: str) -> str:
     """The top config group a command-line word names (`runner=mine`, `+db=x`, `hydra/launcher=joblib`: runner, db,
     hydra); '' for any other word."""
-    key, is_override, _ = arg.partition("=")
-    return key.lstrip("+~").split("/")[0].split("@")[0] if is_override and "." not in key else ""
+    key = override_key(arg)
+    return key.split("/")[0] if "=" in arg and "." not in key else ""
 
 
 def _config_dirs(argv: Sequence[str]) -> list[str]:
