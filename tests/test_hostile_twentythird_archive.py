@@ -172,16 +172,18 @@ def test_list_loads_the_lock_modules_only_for_a_running_run():
 @pytest.mark.slow
 def test_resume_refuses_a_limit_set_to_infinity_as_a_run_does(tmp_path):
     """`--set runner.timeout_s=1e400` is the string '1e400' to YAML and inf to the runner's settings: the resume asked
-    the rest with no time limit and recorded the string, where `benchrun runner.timeout_s=1e400` is refused."""
+    the rest with no time limit and recorded the string, where `benchrun runner.timeout_s=1e400` is refused. `nan`
+    and `-inf` were said by the bound the setting checks first (`Input should be greater than 0`), as no run says
+    them: read as floats, as a run's command line reads them (thirty-second pass)."""
     write_killed_bench(tmp_path / "bench")
     with FakeOllama() as server:
         run_dir = killed_run(tmp_path, server)
         before = _files(run_dir)
-        for value in ("1e400", "inf", "Infinity"):
+        for value, read in (("1e400", "inf"), ("inf", "inf"), ("Infinity", "inf"), ("nan", "nan"), ("-Inf", "-inf")):
             done = audit(tmp_path, "resume", str(run_dir), "--set", f"runner.timeout_s={value}", "--host", server.url)
             assert (done.returncode, done.stderr) == (EXIT["usage"], (
-                "benchrun: error: --set runner.timeout_s: inf is not a finite number, and JSON (config.yaml, run.json, "
-                "the manifest) has none for it: give a number\n"))
+                f"benchrun: error: --set runner.timeout_s: {read} is not a finite number, and JSON (config.yaml, "
+                "run.json, the manifest) has none for it: give a number\n"))
     assert _files(run_dir) == before
 
 

@@ -16,7 +16,7 @@ from benchrun.compose.config import describe_validation, unkept_value
 from benchrun.core.errors import ConfigError
 from benchrun.core.layout import RUN
 from benchrun.core.settings import RUNNERS, judge_runner_keys
-from benchrun.core.yamlfile import MAX_INT, parse_yaml
+from benchrun.core.yamlfile import MAX_INT, parse_given
 
 SECTIONS = ("runner", "judge")
 
@@ -59,7 +59,7 @@ def _value(key: str, value: str) -> Any:
         return value
     if isinstance(read, int) and abs(read) > MAX_INT:
         return read
-    return parse_yaml(value, f"--set {key}", ConfigError)
+    return parse_given(value, f"--set {key}", ConfigError)
 
 
 def with_limits(config: dict[str, Any], run: Run, given: dict[str, Any]) -> dict[str, Any]:

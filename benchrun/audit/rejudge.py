@@ -13,7 +13,7 @@ from benchrun.archive.reader import Run
 from benchrun.core.errors import BenchrunError
 from benchrun.core.manifest import Manifest
 from benchrun.core.recordvalues import pinned_as
-from benchrun.core.yamlfile import parse_yaml
+from benchrun.core.yamlfile import parse_given
 from benchrun.execute.judging import Judge
 
 
@@ -23,11 +23,13 @@ def rejudged_config(run: Run, overrides: list[str]) -> dict[str, Any]:
     (judge.KEY=VALUE, values read as YAML) set, checked; a judge of another runner type names its model."""
     from benchrun.audit.limits import last_asked, refuse_unkept
     from benchrun.audit.resume import asked_at
-    from benchrun.compose.config import plain_config
+    from benchrun.compose.config import plain_config, unkept_value
     from benchrun.core.judgekeys import as_made
     from benchrun.core.settings import JudgeSettings, judge_runner_keys
 
     given = [_override(override) for override in overrides]
+    if (unkept := unkept_value({".".join(["judge", *keys]): value for keys, value in given})) is not None:
+        raise BenchrunError(f"--rejudge {unkept[0]}: {unkept[1]}")
     config = asked_at(run, as_made(run.config), None)
     judge = last_asked(copy.deepcopy(config.get("judge") or {}), run.info.judge.get("runner") or {})
     used = judge.get("runner", JudgeSettings.model_fields["runner"].default)
@@ -55,7 +57,7 @@ def _override(override: str) -> tuple[list[str], Any]:
     keys = key.removeprefix("judge.").split(".")
     if not sep or not key.startswith("judge.") or not all(keys):
         raise BenchrunError(f"--rejudge takes judge.KEY=VALUE overrides, not {override!r}")
-    return keys, parse_yaml(value, f"--rejudge {key}", BenchrunError)
+    return keys, parse_given(value, f"--rejudge {key}", BenchrunError)
 
 
 def _set(tree: dict[str, Any], keys: list[str], value: Any) -> None:

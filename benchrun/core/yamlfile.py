@@ -239,6 +239,16 @@ def parse_yaml(text: str, rel: str, error: type[BenchrunError] = TaskError, writ
     return loaded
 
 
+def parse_given(text: str, rel: str, error: type[BenchrunError]) -> Any:
+    """A value given on a command line (`--set`, `--rejudge`, named `rel`) parsed as `parse_yaml` does, but `nan` and
+    `inf` read as floats, as a run's command line (Hydra) reads them: refused then as a number JSON has none for, not
+    by the bound a setting checks first."""
+    loaded = parse_yaml(text, rel, error)
+    if isinstance(loaded, str) and re.fullmatch(r"[+-]?(nan|inf)", loaded.strip(), re.IGNORECASE):
+        return float(loaded)
+    return loaded
+
+
 def _parsed(text: str, rel: str, error: type[BenchrunError], written: bool) -> Any:
     fast_loader, loader = (_FastWritten, _Written) if written else (_FastArchived, _Archived) \
         if issubclass(error, ArchiveError) else (_FastLoader, _Loader)
