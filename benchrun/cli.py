@@ -6,6 +6,7 @@ import io
 import os
 import re
 import sys
+import sysconfig
 import traceback
 from collections import Counter
 from pathlib import Path
@@ -226,14 +227,21 @@ def _hydras_own(err: Exception) -> str | None:
     a launcher refusing a value (`hydra.sweeper.max_batch_size=0`: a bare AssertionError, the failed assertion its
     message), a plugin that is none (`hydra.launcher._target_=os.system`), a merge OmegaConf cannot make
     (`hydra.sweeper.params={...}` into its None: an AttributeError, the key it was merging said after it); None for
-    any other error, and for an OSError (a file Hydra writes, said by the entry point's last resort)."""
-    frames = traceback.extract_tb(err.__traceback__)
+    any other error, and for an OSError (a file Hydra writes, said by the entry point's last resort). An error of
+    Python's own modules is said so when Hydra called them (a broken `hydra.hydra_logging`), with its cause."""
+    frames = [frame for frame in traceback.extract_tb(err.__traceback__) if not frame.filename.startswith(STDLIB)]
     if isinstance(err, OSError) or not frames or not frames[-1].filename.startswith(HYDRA_CODE):
         return None
     lines = [line.strip() for line in str(err).splitlines() if line.strip()]
     said = next(iter(lines), "") or (frames[-1].line or "")
     at = next((f" (at {line.removeprefix('full_key:').strip()})" for line in lines if line.startswith("full_key:")), "")
-    return f"Hydra could not go on: {type(err).__name__}: {said}".rstrip(": ") + at
+    cause = f" ({type(err.__cause__).__name__}: {err.__cause__})" if err.__cause__ else ""
+    return f"Hydra could not go on: {type(err).__name__}: {said}".rstrip(": ") + cause + at
+
+
+STDLIB = (sysconfig.get_paths()["stdlib"] + os.sep, "<frozen ")
+"""Where Python's own modules are: an error raised there is of the code that called them (Hydra configuring its
+logging with `logging.config`)."""
 
 
 def _unquoted_character(err: OverrideParseException) -> str | None:

@@ -4,6 +4,12 @@
    says `nan is not a finite number`: a value given to benchrun-audit reads `nan`/`inf` as floats, as Hydra reads
    them (`core.yamlfile.parse_given`), and a rejudge's is refused naming `--rejudge` (the resume's case is in
    `test_hostile_twentythird_archive.py`).
+2. An override of Hydra's own logging (`hydra.hydra_logging...`) that `logging.config` cannot use
+   (`handlers.console.class=logging.FileHandler`, `root.level=LOUD`) stopped Hydra in a traceback, and a format naming
+   no field (`formatters.simple.format='%(x)s'`) printed a traceback at each of Hydra's lines of a sweep: refused
+   before Hydra, as the job's logging is (`compose.commandline._refuse_logging`); a preset of the user's own
+   (`--config-dir`, `hydra/hydra_logging=mine`) that logging cannot use is one line (`cli._hydras_own` reads past
+   Python's own modules to Hydra's call, and says the cause).
 """
 
 from __future__ import annotations
@@ -13,6 +19,7 @@ import pytest
 from benchrun.core.errors import EXIT
 from tests.helpers.archives import synthetic_run
 from tests.helpers.auditcli import audit
+from tests.helpers.commands import call_benchrun
 
 NOT_FINITE = " is not a finite number, and JSON (config.yaml, run.json, the manifest) has none for it: give a number\n"
 
@@ -25,3 +32,27 @@ def test_a_rejudge_of_a_number_json_has_none_for_is_refused_as_a_run_refuses_it(
     done = audit(tmp_path, "rescore", str(run_dir), "--rejudge", given)
     assert (done.returncode, done.stderr) == (EXIT["usage"], f"benchrun: error: --rejudge {said}{NOT_FINITE}")
     assert not (run_dir / "rescores").exists()
+
+
+@pytest.mark.parametrize("given", ["hydra.hydra_logging.handlers.console.class=logging.FileHandler",
+                                   "hydra.hydra_logging.formatters.simple.format='%(x)s'", "~hydra.hydra_logging",
+                                   "+hydra.hydra_logging.handlers.console.filters=[x]"])
+def test_an_override_of_hydras_own_logging_is_refused_before_hydra(tmp_path, given):
+    done = call_benchrun("-m", "runner.model=a,b", given, "runner.host=http://127.0.0.1:9", "outputs=out",
+                         cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        f"benchrun: error: {given}: Hydra's own logging is chosen whole, by one of its presets "
+        "(hydra/hydra_logging=disabled, none, hydra_debug); leave its settings as they are (hydra.verbose=true logs "
+        "more)\n"))
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_preset_of_hydras_logging_that_logging_cannot_use_is_one_line(tmp_path):
+    (tmp_path / "presets" / "hydra" / "hydra_logging").mkdir(parents=True)
+    (tmp_path / "presets" / "hydra" / "hydra_logging" / "mine.yaml").write_text("version: 1\nroot: {level: LOUD}\n")
+    done = call_benchrun("--config-dir", "presets", "hydra/hydra_logging=mine", "runner.host=http://127.0.0.1:9",
+                         "outputs=out", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        "benchrun: error: Hydra could not go on: ValueError: Unable to configure root logger (ValueError: Unknown "
+        "level: 'LOUD')\n"))
+    assert not (tmp_path / "out").exists()

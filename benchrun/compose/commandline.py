@@ -15,6 +15,7 @@ from benchrun.compose.config import keys_taken, refuse_secrets
 from benchrun.core import secrets
 from benchrun.core.errors import ConfigError
 from benchrun.core.keys import override_key, unknown_key
+from benchrun.core.layout import LOG
 from benchrun.core.resources import PRIMARY_CONFIG, conf_dir
 from benchrun.core.text import too_many_digits
 
@@ -48,6 +49,25 @@ def refuse_bad_overrides(argv: Sequence[str]) -> None:
                               f"({MAX_OVERRIDE_ITEMS:,}); give fewer, or split the sweep", file="config", key=key)
     _refuse_set_and_deleted(argv)
     _refuse_no_one_preset(argv)
+    _refuse_logging(argv)
+
+
+def _refuse_logging(argv: Sequence[str]) -> None:
+    """Refuse an override of the job's logging (`hydra/job_logging=none`, `hydra.job_logging.handlers...`): it is the
+    run's log (benchrun.log, where what custom_*.py print goes) and the masking of every credential in what is
+    logged; `none` left the log empty, `disabled` was a traceback of logging's own. Hydra's own logging is chosen
+    whole (`hydra/hydra_logging=disabled`): a setting of it logging cannot use stopped Hydra in a traceback, or
+    printed one at each of its lines (`hydra.hydra_logging.formatters.simple.format='%(x)s'`)."""
+    for arg in argv:
+        key = override_key(arg) if not arg.startswith("-") else ""
+        if key == "hydra/job_logging" or key.startswith("hydra.job_logging"):
+            raise ConfigError(f"{arg}: the job's logging is benchrun's: it writes the run's log ({LOG}) and masks "
+                              "every credential in what is logged; leave hydra/job_logging out (hydra.verbose=true "
+                              "logs more)")
+        if key.startswith("hydra.hydra_logging"):
+            raise ConfigError(f"{arg}: Hydra's own logging is chosen whole, by one of its presets "
+                              "(hydra/hydra_logging=disabled, none, hydra_debug); leave its settings as they are "
+                              "(hydra.verbose=true logs more)")
 
 
 def _refuse_set_and_deleted(argv: Sequence[str]) -> None:

@@ -1,5 +1,5 @@
 """What a user gives of Hydra's own config that benchrun refuses before Hydra writes anything: a credential handed on
-to the jobs, hydra.job.chdir, the job's logging, a preset of the user's own that Hydra would never read, and a
+to the jobs, hydra.job.chdir, a preset of the user's own that Hydra would never read, and a
 launcher setting the launcher does not have."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from benchrun.compose.config import refuse_secrets
 from benchrun.compose.lokykeys import JOBLIB_LAUNCHER, loky_settings
 from benchrun.core import secrets
 from benchrun.core.errors import ConfigError
-from benchrun.core.keys import override_key, unknown_key
+from benchrun.core.keys import unknown_key
 from benchrun.core.layout import LOG
 
 HANDED_ON = ("launcher", "job.env_set", "sweeper.params")
@@ -33,7 +33,6 @@ def refuse_given(config: DictConfig) -> None:
     """Raise ConfigError for the first of Hydra's settings in `config` (a run's or a sweep's) that benchrun refuses."""
     _check_secrets(config)
     _check_stays(config)
-    _check_logging(config)
     _check_unread_presets(config)
     _check_launcher_keys(config)
 
@@ -55,18 +54,6 @@ def _check_stays(config: DictConfig) -> None:
         raise ConfigError("hydra.job.chdir=true: benchrun stays in the directory it was started in, where relative "
                           "paths (task.path, runner_file) are found and a scorer's own files are written, never among "
                           "the run's; leave hydra.job.chdir out")
-
-
-def _check_logging(config: DictConfig) -> None:
-    """Refuse an override of the job's logging (`hydra/job_logging=none`, `hydra.job_logging.handlers...`): it is the
-    run's log (benchrun.log, where what custom_*.py print goes) and the masking of every credential in what is
-    logged; `none` left the log empty, `disabled` was a traceback of logging's own."""
-    for override in OmegaConf.to_container(config.hydra.overrides.hydra):
-        key = override_key(override)
-        if key == "hydra/job_logging" or key.startswith("hydra.job_logging"):
-            raise ConfigError(f"{override}: the job's logging is benchrun's: it writes the run's log ({LOG}) and "
-                              "masks every credential in what is logged; leave hydra/job_logging out "
-                              "(hydra.verbose=true logs more)")
 
 
 def _check_unread_presets(config: DictConfig) -> None:
