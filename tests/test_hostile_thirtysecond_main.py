@@ -10,9 +10,14 @@
    before Hydra, as the job's logging is (`compose.commandline._refuse_logging`); a preset of the user's own
    (`--config-dir`, `hydra/hydra_logging=mine`) that logging cannot use is one line (`cli._hydras_own` reads past
    Python's own modules to Hydra's call, and says the cause).
+3. A path whose name is not UTF-8 inside an error's text (`hydra.run.dir=ROOT`, ROOT holding the run `nv\\xff`) was
+   shown `nv\\ufffd`, a name not on the disk, where an error's file is shown `nv\\xff`: every error line shows such a
+   byte as `\\xNN` (`core.text.shown`, in `one_line`).
 """
 
 from __future__ import annotations
+
+import os
 
 import pytest
 
@@ -56,3 +61,11 @@ def test_a_preset_of_hydras_logging_that_logging_cannot_use_is_one_line(tmp_path
         "benchrun: error: Hydra could not go on: ValueError: Unable to configure root logger (ValueError: Unknown "
         "level: 'LOUD')\n"))
     assert not (tmp_path / "out").exists()
+
+
+def test_a_path_not_in_utf8_inside_an_errors_text_is_shown_by_its_bytes(tmp_path):
+    synthetic_run(tmp_path / "root" / "deeper" / os.fsdecode(b"nv\xff"), [1, 0])
+    done = call_benchrun(f"hydra.run.dir={tmp_path / 'root'}", "runner.host=http://127.0.0.1:9", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (EXIT["usage"], (
+        f"benchrun: error: {tmp_path / 'root'} holds the run directory {tmp_path / 'root'}/deeper/nv\\xff: a run is "
+        "never made around another run's files; nothing was changed; pick a new directory (hydra.run.dir=...)\n"))

@@ -57,6 +57,15 @@ def writable(text: str) -> str:
     return SURROGATE.sub(REPLACEMENT, text)
 
 
+def shown(text: str) -> str:
+    """`text` as a message shows it: each byte that is not UTF-8 (Python keeps it as a lone surrogate, U+DC80 to
+    U+DCFF) as `\\xNN`, as a path's are shown (`undecoded`); any other lone surrogate U+FFFD."""
+    if text.isascii() or not SURROGATE.search(text):
+        return text
+    return SURROGATE.sub(lambda found: f"\\x{ord(found[0]) - 0xDC00:02x}" if "\udc80" <= found[0] <= "\udcff"
+                         else REPLACEMENT, text)
+
+
 def undecoded(name: str) -> str | None:
     """How a file's `name` shows what it holds that is not UTF-8 (bytes Python keeps as lone surrogates, as
     `bad\\xffdir`), or None when it is text."""
@@ -219,14 +228,14 @@ def no_control_character(text: str, why: str) -> str:
 
 def one_line(text: str, limit: int = MESSAGE_CHARS) -> str:
     """An error message as one line of at most `limit` characters: an HTML page reduced to its title and text, each
-    run of whitespace one space, other control characters and lone surrogates U+FFFD, and the middle of a longer
+    run of whitespace one space, other control characters U+FFFD, lone surrogates as `shown`, and the middle of a longer
     line left out (its head says what failed, its tail often what to do). No word is cut in two, so a key that the
     text holds whole stays whole, for masking (benchrun.core.secrets)."""
     if len(text) > 2 * SCAN * limit:
         text = _ends(text, 2 * SCAN * limit)
     if (page := HTML_PAGE.search(text)) is not None:
         text = text[:page.start()] + page_text(text[page.start():])
-    line = CONTROL.sub(REPLACEMENT, " ".join(writable(text).split()))
+    line = CONTROL.sub(REPLACEMENT, " ".join(shown(text).split()))
     return line if len(line) <= limit else _ends(line, limit - len(ELIDED) - 2)
 
 
