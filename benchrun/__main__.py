@@ -53,7 +53,9 @@ def main() -> None:
     """Handle signals (core.interrupts), refuse credentials on the command line, hand over to Hydra, report in one line."""
     verbose = _prepared()
     if _asks_version(sys.argv[1:]):
-        print(_version_line())
+        from benchrun.core.versions import version_line
+
+        print(version_line())
         _said_whole()
         return
     os.environ["HYDRA_FULL_ERROR"] = "1"  # Hydra raises its errors instead of printing them; they are reported here
@@ -312,15 +314,6 @@ def _asks_version(argv: list[str]) -> bool:
         if word.startswith("-") and _takes_value(word):  # its value (`--config-dir --v`) is no flag
             at += 1
     return False
-
-
-def _version_line() -> str:
-    """benchrun's version as run.json records it (the installed distribution's), and Hydra's."""
-    import hydra
-
-    from benchrun.archive.writer import installed_version  # here: nothing but what handles signals before them
-
-    return f"benchrun {installed_version('benchrun') or '(not installed)'} (Hydra {hydra.__version__})"
 
 
 def _takes_value(flag: str) -> bool:

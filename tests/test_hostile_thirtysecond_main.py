@@ -13,12 +13,16 @@
 3. A path whose name is not UTF-8 inside an error's text (`hydra.run.dir=ROOT`, ROOT holding the run `nv\\xff`) was
    shown `nv\\ufffd`, a name not on the disk, where an error's file is shown `nv\\xff`: every error line shows such a
    byte as `\\xNN` (`core.text.shown`, in `one_line`).
+4. `benchrun-audit --version` said `the following arguments are required: COMMAND`, where `benchrun --version` says
+   the version: both say it, by one owner (`core.versions.version_line`).
 """
 
 from __future__ import annotations
 
 import os
+from importlib import metadata
 
+import hydra
 import pytest
 
 from benchrun.core.errors import EXIT
@@ -69,3 +73,10 @@ def test_a_path_not_in_utf8_inside_an_errors_text_is_shown_by_its_bytes(tmp_path
     assert (done.returncode, done.stderr) == (EXIT["usage"], (
         f"benchrun: error: {tmp_path / 'root'} holds the run directory {tmp_path / 'root'}/deeper/nv\\xff: a run is "
         "never made around another run's files; nothing was changed; pick a new directory (hydra.run.dir=...)\n"))
+
+
+@pytest.mark.parametrize("flags", [["--version"], ["--vers"], ["--verbose", "--version"]])
+def test_benchrun_audit_version_says_benchruns_version(tmp_path, flags):
+    done = audit(tmp_path, *flags)
+    assert (done.returncode, done.stdout, done.stderr) == (
+        EXIT["ok"], f"benchrun {metadata.version('benchrun')} (Hydra {hydra.__version__})\n", "")

@@ -14,7 +14,6 @@ import threading
 import uuid
 from contextlib import contextmanager, suppress
 from datetime import datetime, timezone
-from importlib import metadata
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
@@ -50,6 +49,7 @@ from benchrun.core.records import (
 )
 from benchrun.core.secrets import SECRETS
 from benchrun.core.text import host_name
+from benchrun.core.versions import installed_version
 
 if TYPE_CHECKING:
     from benchrun.archive.reader import Run
@@ -75,14 +75,6 @@ def environment() -> dict[str, object]:
         "platform": platform.platform(), "hostname": host_name(),
         "packages": {name: installed_version(name) for name in PACKAGES},
     }
-
-
-def installed_version(name: str) -> str | None:
-    """The version of the installed distribution `name` (`benchrun`, `hydra-core`), None when it is not installed."""
-    try:
-        return metadata.version(name)
-    except metadata.PackageNotFoundError:
-        return None
 
 
 def write_seal(run_dir: Path, run_id: str, run_json: bytes, sealed_at: str,

@@ -8,7 +8,7 @@ import argparse
 import importlib
 import os
 import sys
-from typing import Sequence
+from typing import Any, Sequence
 
 from benchrun.core.errors import EXIT, BenchrunError, RunInterrupted, os_error_line, refused_by_system
 from benchrun.core.loading import load_failure, missing_line, plain_error
@@ -45,6 +45,7 @@ def parser_for(command: str | None) -> tuple[argparse.ArgumentParser, object | N
     help is written plainly (`95%`): argparse's %-formatting applies to help strings, not to descriptions."""
     parser = argparse.ArgumentParser(prog="benchrun-audit", description="Audit past benchrun runs from the archive alone.")
     parser.add_argument("--verbose", action="store_true", help="show full tracebacks")
+    parser.add_argument("--version", action=_Version, help="say benchrun's version (and Hydra's) and exit")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     module = None
     for name, (module_name, help_text) in COMMANDS.items():
@@ -53,6 +54,19 @@ def parser_for(command: str | None) -> tuple[argparse.ArgumentParser, object | N
             module = importlib.import_module(f"benchrun.audit.{module_name}")
             module.configure(sub)
     return parser, module
+
+
+class _Version(argparse.Action):
+    """`--version`, said as `benchrun --version` says it; its line made only when asked (it loads Hydra)."""
+
+    def __init__(self, option_strings: list[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> None:
+        from benchrun.core.versions import version_line
+
+        print(version_line())
+        parser.exit()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
