@@ -152,12 +152,13 @@ def _check_sweep_dir(sweep_dir: Path) -> None:
 
 def _check_slurm(config: DictConfig, launcher: str, jobs: float) -> None:
     """Refuse a Slurm sweep whose job options would stop, lose or misplace every job, or whose jobs one job array
-    cannot hold, and a submitit_local sweep of more than one task a job; a dry run's too."""
+    cannot hold, and a submitit_local sweep of more than one task a job or of no time; a dry run's too."""
     options = config.hydra.launcher
     if launcher.endswith(".SlurmLauncher") and (why := slurmoptions.refusal(options, Path(config.hydra.sweep.dir))
                                                 or slurmoptions.array_too_long(jobs)):
         _refuse(why)
-    if launcher.endswith(".LocalLauncher") and (why := slurmoptions.one_task(options)):
+    local = launcher.endswith(".LocalLauncher")
+    if local and (why := slurmoptions.one_task(options) or slurmoptions.local_time(options)):
         _refuse(why)
 
 

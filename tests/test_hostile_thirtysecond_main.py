@@ -15,6 +15,9 @@
    byte as `\\xNN` (`core.text.shown`, in `one_line`).
 4. `benchrun-audit --version` said `the following arguments are required: COMMAND`, where `benchrun --version` says
    the version: both say it, by one owner (`core.versions.version_line`).
+5. A submitit_local sweep of `hydra.launcher.timeout_min=0` (or below): submitit killed every job before it started,
+   nothing recorded, and the sweep's error was submitit's last line, `----------------------------------------`:
+   refused before anything is made (`compose.slurmoptions.local_time`), a dry run's too.
 """
 
 from __future__ import annotations
@@ -80,3 +83,14 @@ def test_benchrun_audit_version_says_benchruns_version(tmp_path, flags):
     done = audit(tmp_path, *flags)
     assert (done.returncode, done.stdout, done.stderr) == (
         EXIT["ok"], f"benchrun {metadata.version('benchrun')} (Hydra {hydra.__version__})\n", "")
+
+
+@pytest.mark.parametrize("minutes", ["0", "-3"])
+def test_a_local_submitit_sweep_of_no_time_is_refused_before_anything_is_made(tmp_path, minutes):
+    done = call_benchrun("-m", "runner.model=llama3.2,gemma3", "hydra/launcher=submitit_local",
+                         f"hydra.launcher.timeout_min={minutes}", "runner.host=http://127.0.0.1:9", "outputs=out",
+                         cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        f"benchrun: error: hydra.launcher.timeout_min={minutes}: submitit_local kills a job once it has run that many "
+        "minutes, so every job would be killed before it starts; give the minutes a job may run (at least 1)\n"))
+    assert not (tmp_path / "out").exists()

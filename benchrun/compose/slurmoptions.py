@@ -224,6 +224,16 @@ KEPT_OUTSIDE_JOBS = ("SLURM_CONF",)
 """Of those, what a site or a user sets outside any job: where Slurm's configuration is."""
 
 
+def local_time(launcher: Mapping[str, Any]) -> str | None:
+    """The refusal of a submitit_local job time of no minutes (`timeout_min=0`, or below 0): submitit kills each job
+    before it starts (nothing recorded, the sweep's error a line of dashes); None for any other."""
+    minutes = launcher.get("timeout_min")
+    if not isinstance(minutes, int) or minutes > 0:
+        return None
+    return (f"hydra.launcher.timeout_min={minutes}: submitit_local kills a job once it has run that many minutes, so "
+            "every job would be killed before it starts; give the minutes a job may run (at least 1)")
+
+
 def leave_outer_job() -> None:
     """A sweep of Slurm jobs launched from inside a Slurm job or step (an `salloc` session, an sbatch script, an
     `srun`): drop what that job set in this process's environment (as submitit's `clean_env` does), which sbatch
