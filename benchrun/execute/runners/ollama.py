@@ -135,10 +135,11 @@ class OllamaRunner:
         raise RunnerError(f"model '{self.model}' is not pulled on {self.host} (it has: {have}); "
                           f"run `ollama pull {self.model}`{other}")
 
-    async def _call(self, ask: Callable[[], Awaitable[Any]]) -> Any:
-        """One preflight request within timeout_s (`_heeded`); what goes wrong is one line with the fix."""
+    async def _call(self, ask: Callable[[], Awaitable[Any]], retries: int | None = None) -> Any:
+        """One preflight request within timeout_s (`_heeded`, asked again at most `retries` times, runner.retries
+        unless given); what goes wrong is one line with the fix."""
         try:
-            return await self._heeded(ask)
+            return await self._heeded(ask, self.config.retries if retries is None else retries)
         except asyncio.TimeoutError:
             raise RunnerError(f"Ollama at {self.host} did not answer the preflight within {self.config.timeout_s:g} s "
                               f"({self.config.key('timeout_s')})") from None
@@ -174,11 +175,11 @@ class OllamaRunner:
             return refusal_line(str(err), True, err.headers, self.config)
         return str(err)
 
-    async def _heeded(self, ask: Callable[[], Awaitable[Any]]) -> Any:
-        """What `ask()` answers within timeout_s, asked again (runner.retries) where a server busy a moment asks a wait
+    async def _heeded(self, ask: Callable[[], Awaitable[Any]], retries: int) -> Any:
+        """What `ask()` answers within timeout_s, asked again (`retries` times) where a server busy a moment asks a wait
         within timeout_s by Retry-After (`retryafter.asked_later`)."""
         try:
-            async for attempt in heeding(self.config.retries, f"Ollama at {self.host}"):
+            async for attempt in heeding(retries, f"Ollama at {self.host}"):
                 with attempt:
                     try:
                         return await asyncio.wait_for(ask(), self.config.timeout_s)
@@ -234,9 +235,10 @@ class OllamaRunner:
 
     async def _loaded_with(self) -> int | None:
         """The context length the server says (/api/ps, Ollama 0.6 on) it holds the model loaded with; None where it
-        does not say (an older server, the model unloaded already) or says so of two copies of it differently."""
+        does not say (an older server, the model unloaded already, busy: a best-effort read beside the run, never asked
+        again, whose wait the run's end would not wait out, LOADED_WAIT_S) or says so of two copies of it differently."""
         try:
-            loaded = (await self._call(self.client.ps)).models
+            loaded = (await self._call(self.client.ps, retries=0)).models
         except (RunnerError, OSError):
             return None
         lengths = {entry.context_length for entry in loaded
