@@ -9,6 +9,14 @@
    its entry of run.json's `identity.hosts`) said nothing of it: a run's answers came from differently-configured
    servers. The end of the run warns of it (`execute.hosts.HostPool.loaded`), and `show`'s servers row says each
    server's context (`audit.heading.parts`)
+3. an integer of more digits than Python converts (4,300) in a server's answer was read as its text (the
+   twenty-third pass, for a token count): an OpenAI-compatible answer whose content was such a number was taken as
+   the model's text, a served model's name of it kept; in Ollama's, anywhere the response hook left as it came (its
+   content, a field benchrun reads nothing of, /api/show's model_info), it cost the whole answer, or refused the run,
+   with Python's advice `use sys.set_int_max_str_digits() to increase the limit`. It is read as Python reads `1e999`,
+   a number too large to hold, an infinity (`core.text.server_reading`: a shared module), and an Ollama answer read so
+   is handed to the official client as read (`runners.ollamaread._as_typed`): a content of it is refused as a number
+   is, a model's name of it not kept, a model_info value of it kept as null
 """
 
 from __future__ import annotations
@@ -18,7 +26,7 @@ import pytest
 from benchrun.core.errors import EXIT
 from benchrun.execute.runners import ollama
 from tests.helpers.p31_asking import busy_listing
-from tests.helpers.p32_asking import pooled_warned
+from tests.helpers.p32_asking import huge_answered, pooled_warned, shown_huge
 
 
 @pytest.mark.parametrize("after", ["0", "1"])
@@ -36,3 +44,21 @@ def test_servers_of_a_list_that_loaded_the_model_with_different_context_lengths_
     assert (f" servers {first} 45b1c9806e74 0.12.6 context 4096 {second} 45b1c9806e74 0.12.6 context 8192 {third} "
             "45b1c9806e74 0.12.6 metrics ") in shown
 
+
+
+NUMBER = {"ollama": {"type": "ValidationError", "message": "not Ollama's chat answer: message.content: Input should be a "
+                                                          "valid string (a number was given)"},
+          "openai": {"type": "APIError", "message": "not a chat completion: choices[0].message.content is a number, "
+                                                    "not a string"}}
+
+
+@pytest.mark.parametrize(("case", "recorded"), [
+    ("ollama content", (None, NUMBER["ollama"], {})), ("ollama other", ('{"answer": 6}', None, {})),
+    ("openai content", (None, NUMBER["openai"], {})),
+    ("openai model", ('{"answer": 6}', None, {"model": None, "system_fingerprint": None}))])
+def test_an_integer_of_more_digits_than_python_converts_is_a_number_too_large_to_hold(tmp_path, case, recorded):
+    assert huge_answered(tmp_path, case) == recorded
+
+
+def test_an_integer_of_more_digits_than_python_converts_in_ollamas_model_info_is_kept_as_null(tmp_path):
+    assert shown_huge(tmp_path) == {"general.parameter_count": None}

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import json
 from contextlib import ExitStack
 from pathlib import Path
+from typing import Any
 
+from benchrun.testing.chat import Reply
+from benchrun.testing.http_fake import Response
 from benchrun.testing.ollama_server import FakeOllama
 from tests.helpers.answers import listbench_answer
+from tests.helpers.archives import read_jsonl
 from tests.helpers.auditcli import squeezed
 from tests.helpers.commands import call_benchrun, run_dir_of
+from tests.helpers.p24_execute import ollama_run, once, openai_run
 
 
 def pooled_warned(tmp_path: Path, *lengths: int | None) -> tuple[list[str], str, str]:
@@ -20,3 +26,44 @@ def pooled_warned(tmp_path: Path, *lengths: int | None) -> tuple[list[str], str,
                              "task.only=[product]", f"outputs={tmp_path / 'outputs'}", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     return [fake.url for fake in fakes], done.stderr, squeezed(tmp_path, "show", str(run_dir_of(done.stdout)))
+
+
+BIG = "1" * 5000
+"""An integer of more digits than Python converts (4,300)."""
+HUGE = {
+    "ollama content": '{"model": "llama3.2", "done": true, "message": {"role": "assistant", "content": BIG}}',
+    "ollama other": '{"model": "llama3.2", "odd": BIG, "done": true, "message": {"role": "assistant", "content": ANSWER}}',
+    "openai content": '{"model": "m", "choices": [{"message": {"role": "assistant", "content": BIG}}]}',
+    "openai model": '{"model": BIG, "choices": [{"message": {"role": "assistant", "content": ANSWER}}]}',
+}
+"""Answers to a chat holding BIG: as its text, as a field benchrun reads nothing of, as the served model's name."""
+
+
+def huge_answered(tmp_path: Path, case: str) -> tuple[Any, Any, Any]:
+    """What a run of the product task recorded of the sample whose first answer is `HUGE[case]` (its runner the
+    case's first word): its text, error and what it kept besides."""
+    body = HUGE[case].replace("BIG", BIG).replace("ANSWER", json.dumps('{"answer": 6}'))
+    runner = ollama_run if case.startswith("ollama") else lambda *args: openai_run(*args)[1]
+    done = runner(tmp_path, once(Reply(raw=body)))
+    assert (done.returncode, done.stderr) == (0, "")
+    [record] = [r for r in read_jsonl(run_dir_of(done.stdout) / "responses.jsonl") if r["id"] == "product:a=2,b=3"]
+    return record["text"], record["error"], record["extra"]
+
+
+def shown_huge(tmp_path: Path) -> Any:
+    """run.json's `identity.model_info` of a run against a fake Ollama whose /api/show gives a number of BIG in it."""
+    with FakeOllama(models=["llama3.2"], responder=listbench_answer) as fake:
+        answered = fake.dispatch
+
+        def dispatch(request: Any) -> Any:
+            if request.path != "/api/show":
+                return answered(request)
+            shown = json.loads(answered(request).body)
+            body = json.dumps({**shown, "model_info": {"general.parameter_count": 0}}).replace(": 0}", f": {BIG}}}")
+            return Response(200, body.encode())
+
+        fake.dispatch = dispatch
+        done = call_benchrun(f"runner.host={fake.url}", "cache=false", "task.only=[product]",
+                             f"outputs={tmp_path / 'outputs'}", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (0, "")
+    return json.loads(run_dir_of(done.stdout).joinpath("run.json").read_text())["identity"]["model_info"]

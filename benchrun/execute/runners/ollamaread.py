@@ -11,7 +11,7 @@ from typing import Any, AsyncIterator, Awaitable, Callable, Mapping
 import httpx
 
 from benchrun.core.officialclient import ollama_package
-from benchrun.core.text import NotJSON, server_json
+from benchrun.core.text import NotJSON, server_reading
 from benchrun.execute.runners.base import BusySaid, Refused, json_count, json_kind
 from benchrun.execute.runners.errorbody import error_in_200, said_error, server_message, streamed
 
@@ -97,13 +97,14 @@ class _AsTyped(httpx.AsyncByteStream):
 
 
 def _as_typed(body: bytes, path: str, headers: Mapping[str, str], model: str) -> bytes:
-    """`body` as it came, or its JSON without a chat answer's field of `_TYPED` (its message's of `_APART`), a field
-    of `_SHOWN`, or `model`'s list entry's of `_LISTED`, that is not of the API's type, and each other model's entry
-    as its name alone (`_listed`); NotJSON (not Ollama's answer) when it gives a key twice; TypeError for a chat
+    """`body` as it came (as read where an integer had more digits than Python converts, `server_reading`, for which
+    the official client's reader refused the whole answer), or its JSON without a chat answer's field of `_TYPED` (its
+    message's of `_APART`), a field of `_SHOWN`, or `model`'s list entry's of `_LISTED`, that is not of the API's type,
+    and each other model's entry as its name alone (`_listed`); NotJSON (not Ollama's answer) when it gives a key twice; TypeError for a chat
     answer that is no JSON object; Refused when it is an answer streamed in parts (`errorbody.streamed`, its
     Content-Type among the answer's `headers` saying so)."""
     try:
-        answer = server_json(body)
+        answer, reread = server_reading(body)
     except NotJSON:
         raise
     except (ValueError, RecursionError):  # not JSON: the client says so, unless it is a stream of answers
@@ -113,7 +114,7 @@ def _as_typed(body: bytes, path: str, headers: Mapping[str, str], model: str) ->
     if not isinstance(answer, dict) and path.endswith("/api/chat"):
         raise TypeError(f"the answer is {json_kind(answer)}, not a JSON object")
     if not isinstance(answer, dict):
-        return body
+        return json.dumps(answer).encode() if reread else body
     _refuse_error(answer, headers)
     typed = answer
     if path.endswith("/api/chat"):
@@ -127,7 +128,7 @@ def _as_typed(body: bytes, path: str, headers: Mapping[str, str], model: str) ->
         typed = _without_odd(answer, _SHOWN)
     elif path.endswith("/api/ps") and isinstance(models := answer.get("models"), list):
         typed = {**answer, "models": [_loaded(entry) for entry in models if isinstance(entry, dict)]}
-    return body if typed is answer else json.dumps(typed).encode()
+    return body if typed is answer and not reread else json.dumps(typed).encode()
 
 
 def _apart(message: dict[str, Any]) -> dict[str, Any]:
