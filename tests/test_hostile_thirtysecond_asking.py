@@ -17,16 +17,32 @@
    a number too large to hold, an infinity (`core.text.server_reading`: a shared module), and an Ollama answer read so
    is handed to the official client as read (`runners.ollamaread._as_typed`): a content of it is refused as a number
    is, a model's name of it not kept, a model_info value of it kept as null
+4. an error body holding such an integer (`{"error": {"message": "bad thing", "code": 1000...}}`) was read as no JSON:
+   the error said its body's text, cut (`HTTP 400: {"error":{"message":"bad [...] 1111...`), not its message; and an
+   answer streamed in JSON lines holding one was not told as streamed (`not Ollama's chat answer: Exceeds the limit
+   (4300 digits) ... use sys.set_int_max_str_digits()`, `not a chat completion: not JSON (JSONDecodeError: Extra
+   data ...)`). An error body is read as an answer is (`runners.errorbody.server_message`: `server_json`), and a
+   stream's lines with their integers as floats (`errorbody._json_lines`)
+5. Ollama's /api/show giving `details` of another shape (a list, a string) refused the run (`not Ollama's answer
+   (ValidationError: details: ...)`), though run.json keeps the model's details from its model list entry, never
+   /api/show's: never read (`runners.ollamaread._SHOWN`), as its license and modelfile are not
+6. Ollama's model list, /api/show or /api/ps answered with JSON that is no object (`[1]`, `null`) was said in the
+   client's Python words (`TypeError: ollama._types.ListResponse() argument after ** must be a mapping, not list`),
+   as a chat answer was until the twenty-sixth pass: `TypeError: the answer is a list, not a JSON object`
+   (`runners.ollamaread._as_typed`, of every answer the client reads); an earlier test expected the old words
 """
 
 from __future__ import annotations
+
+import json
 
 import pytest
 
 from benchrun.core.errors import EXIT
 from benchrun.execute.runners import ollama
+from tests.helpers.commands import run_dir_of
 from tests.helpers.p31_asking import busy_listing
-from tests.helpers.p32_asking import huge_answered, pooled_warned, shown_huge
+from tests.helpers.p32_asking import huge_answered, pooled_warned, preflight_answered, shown_huge
 
 
 @pytest.mark.parametrize("after", ["0", "1"])
@@ -60,5 +76,36 @@ def test_an_integer_of_more_digits_than_python_converts_is_a_number_too_large_to
     assert huge_answered(tmp_path, case) == recorded
 
 
+STREAMED = ("the server streamed the answer in parts (JSON lines) where one whole answer was asked: set the server (or "
+            "the proxy before it) not to stream")
+
+
+@pytest.mark.parametrize(("case", "status", "error"), [
+    ("ollama error", "400 Bad Request", {"type": "ResponseError", "message": "HTTP 400: bad thing"}),
+    ("openai error", "400 Bad Request", {"type": "APIError", "message": "HTTP 400: bad thing"}),
+    ("ollama lines", "200 OK", {"type": "Refused", "message": STREAMED}),
+    ("openai lines", "200 OK", {"type": "APIError", "message": f"not a chat completion: {STREAMED}"})])
+def test_an_error_or_a_stream_holding_an_integer_of_more_digits_than_python_converts_is_read_as_such(tmp_path, case,
+                                                                                                     status, error):
+    assert huge_answered(tmp_path, case, status) == (None, error, {})
+
+
 def test_an_integer_of_more_digits_than_python_converts_in_ollamas_model_info_is_kept_as_null(tmp_path):
     assert shown_huge(tmp_path) == {"general.parameter_count": None}
+
+
+def test_ollamas_show_giving_details_of_another_shape_costs_nothing_for_they_are_never_read(tmp_path):
+    _, done = preflight_answered(tmp_path, "/api/show", lambda shown: {**shown, "details": ["gguf"]})
+    assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+    assert json.loads(run_dir_of(done.stdout).joinpath("run.json").read_text())["identity"]["details"] == {
+        "parent_model": "", "format": "gguf", "family": "llama", "families": ["llama"], "parameter_size": "3.2B",
+        "quantization_level": "Q4_K_M"}
+
+
+@pytest.mark.parametrize(("path", "answer", "kind"), [("/api/tags", [1], "a list"), ("/api/tags", None, "null"),
+                                                      ("/api/show", 5, "a number")])
+def test_an_ollama_preflight_answer_that_is_no_json_object_is_said_in_benchruns_words(tmp_path, path, answer, kind):
+    url, done = preflight_answered(tmp_path, path, lambda _: answer)
+    assert (done.returncode, done.stderr) == (EXIT["runner"], (
+        f"benchrun: error: Ollama at {url} answered the preflight with what is not Ollama's answer (TypeError: the "
+        f"answer is {kind}, not a JSON object); runner.host must name an Ollama server\n"))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from contextlib import ExitStack
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from benchrun.testing.chat import Reply
 from benchrun.testing.http_fake import Response
@@ -15,6 +15,7 @@ from tests.helpers.archives import read_jsonl
 from tests.helpers.auditcli import squeezed
 from tests.helpers.commands import call_benchrun, run_dir_of
 from tests.helpers.p24_execute import ollama_run, once, openai_run
+from tests.helpers.wire import wire
 
 
 def pooled_warned(tmp_path: Path, *lengths: int | None) -> tuple[list[str], str, str]:
@@ -35,16 +36,21 @@ HUGE = {
     "ollama other": '{"model": "llama3.2", "odd": BIG, "done": true, "message": {"role": "assistant", "content": ANSWER}}',
     "openai content": '{"model": "m", "choices": [{"message": {"role": "assistant", "content": BIG}}]}',
     "openai model": '{"model": BIG, "choices": [{"message": {"role": "assistant", "content": ANSWER}}]}',
+    "ollama error": '{"error": {"message": "bad thing", "code": BIG}}',
+    "openai error": '{"error": {"message": "bad thing", "code": BIG}}',
+    "ollama lines": '{"model": "llama3.2", "n": BIG, "done": false}\n{"model": "llama3.2", "done": true}\n',
+    "openai lines": '{"id": "x", "n": BIG, "choices": []}\n{"id": "x", "choices": []}\n',
 }
-"""Answers to a chat holding BIG: as its text, as a field benchrun reads nothing of, as the served model's name."""
+"""Answers to a chat holding BIG: as its text, as a field benchrun reads nothing of, as the served model's name, as
+an error's code, in the first of an answer streamed in JSON lines."""
 
 
-def huge_answered(tmp_path: Path, case: str) -> tuple[Any, Any, Any]:
+def huge_answered(tmp_path: Path, case: str, status: str = "200 OK") -> tuple[Any, Any, Any]:
     """What a run of the product task recorded of the sample whose first answer is `HUGE[case]` (its runner the
-    case's first word): its text, error and what it kept besides."""
+    case's first word) of `status`: its text, error and what it kept besides."""
     body = HUGE[case].replace("BIG", BIG).replace("ANSWER", json.dumps('{"answer": 6}'))
     runner = ollama_run if case.startswith("ollama") else lambda *args: openai_run(*args)[1]
-    done = runner(tmp_path, once(Reply(raw=body)))
+    done = runner(tmp_path, once(Reply(wire=wire(body.encode(), status=status))))
     assert (done.returncode, done.stderr) == (0, "")
     [record] = [r for r in read_jsonl(run_dir_of(done.stdout) / "responses.jsonl") if r["id"] == "product:a=2,b=3"]
     return record["text"], record["error"], record["extra"]
@@ -67,3 +73,18 @@ def shown_huge(tmp_path: Path) -> Any:
                              f"outputs={tmp_path / 'outputs'}", cwd=tmp_path)
     assert (done.returncode, done.stderr) == (0, "")
     return json.loads(run_dir_of(done.stdout).joinpath("run.json").read_text())["identity"]["model_info"]
+
+
+def preflight_answered(tmp_path: Path, path: str, change: Callable[[dict[str, Any]], Any]) -> tuple[str, Any]:
+    """A run of the product task against a fake Ollama whose answer to `path` is `change` of its answer, as JSON:
+    its URL and the result."""
+    with FakeOllama(models=["llama3.2"], responder=listbench_answer) as fake:
+        answered = fake.dispatch
+
+        def dispatch(request: Any) -> Any:
+            said = answered(request)
+            return Response(200, json.dumps(change(json.loads(said.body))).encode()) if request.path == path else said
+
+        fake.dispatch = dispatch
+        return fake.url, call_benchrun(f"runner.host={fake.url}", "cache=false", "task.only=[product]",
+                                       f"outputs={tmp_path / 'outputs'}", cwd=tmp_path)
