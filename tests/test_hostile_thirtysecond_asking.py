@@ -30,6 +30,10 @@
    client's Python words (`TypeError: ollama._types.ListResponse() argument after ** must be a mapping, not list`),
    as a chat answer was until the twenty-sixth pass: `TypeError: the answer is a list, not a JSON object`
    (`runners.ollamaread._as_typed`, of every answer the client reads); an earlier test expected the old words
+7. an OpenAI-compatible server's model list whose entry's id is no string was listed among what it serves as
+   Python writes it: `model '5' is not served at ... (it serves: 5, x); pick one of those`, of an id 5 (which no model
+   asked by name is), `None`, `['m']`, `{'a': 1}`, `inf`. An entry naming no model by a string is left out of the
+   list, as Ollama's are (`runners.openai._named`)
 """
 
 from __future__ import annotations
@@ -42,7 +46,13 @@ from benchrun.core.errors import EXIT
 from benchrun.execute.runners import ollama
 from tests.helpers.commands import run_dir_of
 from tests.helpers.p31_asking import busy_listing
-from tests.helpers.p32_asking import huge_answered, pooled_warned, preflight_answered, shown_huge
+from tests.helpers.p32_asking import (
+    huge_answered,
+    listed_ids,
+    pooled_warned,
+    preflight_answered,
+    shown_huge,
+)
 
 
 @pytest.mark.parametrize("after", ["0", "1"])
@@ -109,3 +119,11 @@ def test_an_ollama_preflight_answer_that_is_no_json_object_is_said_in_benchruns_
     assert (done.returncode, done.stderr) == (EXIT["runner"], (
         f"benchrun: error: Ollama at {url} answered the preflight with what is not Ollama's answer (TypeError: the "
         f"answer is {kind}, not a JSON object); runner.host must name an Ollama server\n"))
+
+
+@pytest.mark.parametrize(("model", "ids", "serves"), [("5", [5, "x"], "x"), ("m", [None, ["m"], {"a": 1}], "none")])
+def test_a_model_list_entry_whose_id_is_no_string_is_not_listed_as_a_model_served(tmp_path, model, ids, serves):
+    url, done = listed_ids(tmp_path, model, *ids)
+    assert (done.returncode, done.stderr) == (EXIT["runner"], (
+        f"benchrun: error: model '{model}' is not served at {url} (it serves: {serves}); pick one of those for "
+        "runner.model, or start the server with it\n"))

@@ -10,6 +10,7 @@ from typing import Any, Callable
 from benchrun.testing.chat import Reply
 from benchrun.testing.http_fake import Response
 from benchrun.testing.ollama_server import FakeOllama
+from benchrun.testing.openai_server import FakeOpenAI
 from tests.helpers.answers import listbench_answer
 from tests.helpers.archives import read_jsonl
 from tests.helpers.auditcli import squeezed
@@ -88,3 +89,15 @@ def preflight_answered(tmp_path: Path, path: str, change: Callable[[dict[str, An
         fake.dispatch = dispatch
         return fake.url, call_benchrun(f"runner.host={fake.url}", "cache=false", "task.only=[product]",
                                        f"outputs={tmp_path / 'outputs'}", cwd=tmp_path)
+
+
+def listed_ids(tmp_path: Path, model: str, *ids: Any) -> tuple[str, Any]:
+    """A run of the product task asking `model` of a fake OpenAI-compatible server whose GET /models lists an entry
+    of each of `ids`: its URL and the result."""
+    models = json.dumps({"object": "list", "data": [{"id": each, "object": "model"} for each in ids]}).encode()
+    with FakeOpenAI(models=["m"], responder=listbench_answer) as fake:
+        answered = fake.dispatch
+        fake.dispatch = lambda request: Response(200, models) if request.path == "/v1/models" else answered(request)
+        return fake.url, call_benchrun("runner=openai", f"runner.base_url={fake.url}", f"runner.model='{model}'",
+                                       "cache=false", "task.only=[product]", f"outputs={tmp_path / 'outputs'}",
+                                       cwd=tmp_path)

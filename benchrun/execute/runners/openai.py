@@ -99,7 +99,7 @@ class OpenAIRunner:
                               f"{self.config.key('base_url')} at a server that serves it once")
         entry = named[0] if named else None
         if entry is None:
-            have = ", ".join(sorted(str(m.get("id")) for m in models)) or "none"
+            have = ", ".join(sorted(m["id"] for m in models if _named(m))) or "none"
             pick = "" if self.config.asked_again else f"pick one of those for {self.config.key('model')}, or "
             raise RunnerError(f"model '{self.model}' is not served at {self.base_url} (it serves: {have}); "
                               f"{pick}start the server with it")
@@ -329,6 +329,12 @@ class OpenAIRunner:
 def _sent(name: str, value: Any) -> bool:
     """Whether an option goes into requests: it has a field, is set, and is not an unlimited num_predict (<= 0)."""
     return name in OPENAI_FIELDS and value is not None and not (name == "num_predict" and value <= 0)
+
+
+def _named(entry: dict[str, Any]) -> bool:
+    """Whether a /models entry names a model: by a string, as a model is asked for (an id of 5, null or a list was
+    listed as `it serves: 5` to a model '5' refused, or in Python's words, `None`, `['m']`)."""
+    return isinstance(entry.get("id"), str) and entry["id"] != ""
 
 
 def _details(entry: dict[str, Any]) -> dict[str, Any]:
