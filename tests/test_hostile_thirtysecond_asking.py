@@ -16,7 +16,9 @@
    with Python's advice `use sys.set_int_max_str_digits() to increase the limit`. It is read as Python reads `1e999`,
    a number too large to hold, an infinity (`core.text.server_reading`: a shared module), and an Ollama answer read so
    is handed to the official client as read (`runners.ollamaread._as_typed`): a content of it is refused as a number
-   is, a model's name of it not kept, a model_info value of it kept as null
+   is, a model's name of it not kept, a model_info value of it kept as null; a structured-output probe's answer
+   holding one lost the name it gave the model (`answers_as`, which pins it) and its system_fingerprint: read as
+   its completion is (`runners.openaianswer.said_of`)
 4. an error body holding such an integer (`{"error": {"message": "bad thing", "code": 1000...}}`) was read as no JSON:
    the error said its body's text, cut (`HTTP 400: {"error":{"message":"bad [...] 1111...`), not its message; and an
    answer streamed in JSON lines holding one was not told as streamed (`not Ollama's chat answer: Exceeds the limit
@@ -51,6 +53,7 @@ from tests.helpers.p32_asking import (
     listed_ids,
     pooled_warned,
     preflight_answered,
+    probed_huge,
     shown_huge,
 )
 
@@ -98,6 +101,10 @@ STREAMED = ("the server streamed the answer in parts (JSON lines) where one whol
 def test_an_error_or_a_stream_holding_an_integer_of_more_digits_than_python_converts_is_read_as_such(tmp_path, case,
                                                                                                      status, error):
     assert huge_answered(tmp_path, case, status) == (None, error, {})
+
+
+def test_a_probe_answer_holding_an_integer_of_more_digits_than_python_converts_keeps_the_name_it_gave(tmp_path):
+    assert probed_huge(tmp_path) == {"answers_as": "m-2024-08-06", "system_fingerprint": "fp_1"}
 
 
 def test_an_integer_of_more_digits_than_python_converts_in_ollamas_model_info_is_kept_as_null(tmp_path):

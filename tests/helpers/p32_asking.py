@@ -101,3 +101,19 @@ def listed_ids(tmp_path: Path, model: str, *ids: Any) -> tuple[str, Any]:
         return fake.url, call_benchrun("runner=openai", f"runner.base_url={fake.url}", f"runner.model='{model}'",
                                        "cache=false", "task.only=[product]", f"outputs={tmp_path / 'outputs'}",
                                        cwd=tmp_path)
+
+
+def probed_huge(tmp_path: Path) -> dict[str, Any]:
+    """What run.json's identity says of the name and fingerprint a structured-output probe's answer gave, an answer
+    holding a field of BIG beside them (runner.structured=auto)."""
+    probe = {"model": "m-2024-08-06", "system_fingerprint": "fp_1", "odd": 0,
+             "choices": [{"message": {"role": "assistant", "content": '{"answer": "ok"}'}, "finish_reason": "stop"}]}
+    body = json.dumps(probe).replace('"odd": 0', f'"odd": {BIG}').encode()
+    with FakeOpenAI(models=["m"], responder=listbench_answer) as fake:
+        answered = fake.dispatch
+        fake.dispatch = lambda request: Response(200, body) if b"Say ok." in request.body else answered(request)
+        done = call_benchrun("runner=openai", f"runner.base_url={fake.url}", "runner.model=m", "cache=false",
+                             "task.only=[product]", f"outputs={tmp_path / 'outputs'}", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (0, "")
+    identity = json.loads(run_dir_of(done.stdout).joinpath("run.json").read_text())["identity"]
+    return {key: identity.get(key) for key in ("answers_as", "system_fingerprint")}
