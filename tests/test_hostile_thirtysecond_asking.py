@@ -36,6 +36,9 @@
    Python writes it: `model '5' is not served at ... (it serves: 5, x); pick one of those`, of an id 5 (which no model
    asked by name is), `None`, `['m']`, `{'a': 1}`, `inf`. An entry naming no model by a string is left out of the
    list, as Ollama's are (`runners.openai._named`)
+8. an Ollama answer missing a key the client requires (a message without its role, an answer without its message)
+   was said `message.role: Field required (an object was given)`, as if an object had been given for the role: the
+   object is the one the key is missing from; said `message.role: Field required` (`runners.ollama._said`)
 """
 
 from __future__ import annotations
@@ -46,7 +49,9 @@ import pytest
 
 from benchrun.core.errors import EXIT
 from benchrun.execute.runners import ollama
+from benchrun.testing.chat import Reply
 from tests.helpers.commands import run_dir_of
+from tests.helpers.p24_execute import asked, ollama_run, once
 from tests.helpers.p31_asking import busy_listing
 from tests.helpers.p32_asking import (
     huge_answered,
@@ -56,6 +61,7 @@ from tests.helpers.p32_asking import (
     probed_huge,
     shown_huge,
 )
+from tests.helpers.wire import wire
 
 
 @pytest.mark.parametrize("after", ["0", "1"])
@@ -134,3 +140,14 @@ def test_a_model_list_entry_whose_id_is_no_string_is_not_listed_as_a_model_serve
     assert (done.returncode, done.stderr) == (EXIT["runner"], (
         f"benchrun: error: model '{model}' is not served at {url} (it serves: {serves}); pick one of those for "
         "runner.model, or start the server with it\n"))
+
+
+@pytest.mark.parametrize(("answer", "said"), [
+    ({"model": "llama3.2", "done": True, "message": {"content": '{"answer": 6}'}}, "message.role: Field required"),
+    ({"model": "llama3.2", "done": True}, "message: Field required"),
+    ({"model": "llama3.2", "done": True, "message": None},
+     "message: Input should be a valid dictionary or instance of Message (null was given)")])
+def test_an_ollama_answer_missing_a_key_says_the_key_not_what_held_it(tmp_path, answer, said):
+    done = ollama_run(tmp_path, once(Reply(wire=wire(json.dumps(answer).encode()))))
+    error = {"type": "ValidationError", "message": f"not Ollama's chat answer: {said}"}
+    assert asked(done.stdout) == (None, error, 1, [error["message"]])

@@ -312,8 +312,10 @@ def _headers(err: ollama.ResponseError | BusySaid) -> Mapping[str, str]:
 
 def _said(err: BaseException) -> str:
     """What is wrong with an answer, in one line: of one not of the shape of Ollama's, its first problem and what
-    was given there (`message.content: Input should be a valid string (a number was given)`)."""
+    was given there (`message.content: Input should be a valid string (a number was given)`; of a key not given, not
+    the object it is missing from: `message.role: Field required`)."""
     if isinstance(err, ValidationError):
         first = err.errors()[0]
-        return f"{problem_line(first)} ({json_kind(first['input'])} was given)"
+        given = "" if first["type"] == "missing" else f" ({json_kind(first['input'])} was given)"
+        return f"{problem_line(first)}{given}"
     return " ".join(str(err).splitlines()[:3])
