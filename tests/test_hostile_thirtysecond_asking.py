@@ -39,6 +39,11 @@
 8. an Ollama answer missing a key the client requires (a message without its role, an answer without its message)
    was said `message.role: Field required (an object was given)`, as if an object had been given for the role: the
    object is the one the key is missing from; said `message.role: Field required` (`runners.ollama._said`)
+9. a list of Ollama servers one of which said its version as an object (`{"version": {"major": 0}}`) ended the run
+   in a traceback (`TypeError: unhashable type: 'dict'`, comparing the servers' versions): a version that is no text
+   is none (`runners.ollama.OllamaRunner._version`), as a served model's name that is none is not kept; and servers
+   whose versions differ, one saying none, were warned of in Python's words (`http://a None, http://b 0.12.6`): `-`
+   (`execute.hosts._said`, which the context lengths' warning of 2. says them by too)
 """
 
 from __future__ import annotations
@@ -60,6 +65,7 @@ from tests.helpers.p32_asking import (
     preflight_answered,
     probed_huge,
     shown_huge,
+    versions_warned,
 )
 from tests.helpers.wire import wire
 
@@ -151,3 +157,9 @@ def test_an_ollama_answer_missing_a_key_says_the_key_not_what_held_it(tmp_path, 
     done = ollama_run(tmp_path, once(Reply(wire=wire(json.dumps(answer).encode()))))
     error = {"type": "ValidationError", "message": f"not Ollama's chat answer: {said}"}
     assert asked(done.stdout) == (None, error, 1, [error["message"]])
+
+
+def test_servers_of_a_list_one_of_which_says_its_version_as_no_text_are_warned_of_as_saying_none(tmp_path):
+    (first, second, third), said = versions_warned(tmp_path, None, "0.12.6", {"major": 0})
+    assert said == (f"benchrun: warning: the servers run different versions: {first} -, {second} 0.12.6, {third} -; "
+                    "the same model may answer differently on each (recorded)\n")

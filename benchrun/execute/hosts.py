@@ -197,7 +197,7 @@ def _versions(identities: list[tuple[str, dict[str, Any]]]) -> str | None:
     """What to warn of servers whose versions differ (None when they agree)."""
     if len({identity.get("server_version") for _, identity in identities}) < 2:
         return None
-    each = ", ".join(f"{url} {identity.get('server_version')}" for url, identity in identities)
+    each = ", ".join(f"{url} {_said(identity.get('server_version'))}" for url, identity in identities)
     return f"the servers run different versions: {each}; the same model may answer differently on each (recorded)"
 
 
@@ -206,9 +206,15 @@ def _contexts(key: str, entries: list[dict[str, Any]]) -> str | None:
     said agree): a prompt one holds whole another cuts, or refuses."""
     if len({entry["context_length"] for entry in entries if entry.get("context_length") is not None}) < 2:
         return None
-    each = ", ".join(f"{entry['host']} {entry.get('context_length') or '-'}" for entry in entries)
+    each = ", ".join(f"{entry['host']} {_said(entry.get('context_length'))}" for entry in entries)
     return (f"the servers of {key} loaded the model with different context lengths: {each}; the same model may "
             "answer differently on each (recorded)")
+
+
+def _said(value: Any) -> str:
+    """What a server said of itself (its version, its context length), as a warning names it: `-` where it said
+    nothing, not Python's `None`."""
+    return "-" if value is None else str(value)
 
 
 REST_S = 10.0

@@ -117,3 +117,14 @@ def probed_huge(tmp_path: Path) -> dict[str, Any]:
     assert (done.returncode, done.stderr) == (0, "")
     identity = json.loads(run_dir_of(done.stdout).joinpath("run.json").read_text())["identity"]
     return {key: identity.get(key) for key in ("answers_as", "system_fingerprint")}
+
+
+def versions_warned(tmp_path: Path, *versions: Any) -> tuple[list[str], str]:
+    """A run of the product task against a list of fake Ollama servers, each saying one of `versions` as its version
+    (`{"version": ...}`): the servers' URLs and what the run said on stderr."""
+    with ExitStack() as stack:
+        fakes = [stack.enter_context(FakeOllama(responder=listbench_answer, version=v)) for v in versions]
+        done = call_benchrun(f"runner.host=[{','.join(fake.url for fake in fakes)}]", "cache=false",
+                             "task.only=[product]", f"outputs={tmp_path / 'outputs'}", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    return [fake.url for fake in fakes], done.stderr

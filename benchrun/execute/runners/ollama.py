@@ -105,9 +105,10 @@ class OllamaRunner:
         """The digest as `identify` keeps it (writable), so that one the server writes oddly compares as itself."""
         return writable_data({self.host: (await self._listed_model()).digest})
 
-    async def _version(self) -> Any:
+    async def _version(self) -> str | None:
         """The server's version, asked as the official client asks the rest (which has no call for it): with
-        $OLLAMA_API_KEY as its bearer token, so a server that needs the key answers this too."""
+        $OLLAMA_API_KEY as its bearer token, so a server that needs the key answers this too. A version that is no
+        text is none (an object of it, kept, made a list of servers' comparison of versions a traceback)."""
         key = {"Authorization": f"Bearer {self._key}"} if self._key else {}
         async with httpx.AsyncClient(base_url=self.host, headers=key, **self._http()) as http:
             response = await http.get("/api/version")
@@ -116,7 +117,8 @@ class OllamaRunner:
         except httpx.HTTPStatusError:  # its body's error as the client reads one (`_ErrorSaid`), raised as it raises it
             raise ollama.ResponseError(response.text, response.status_code)
         answer = response.json()
-        return answer.get("version") if isinstance(answer, dict) else None
+        version = answer.get("version") if isinstance(answer, dict) else None
+        return version if isinstance(version, str) else None
 
     async def _listed_model(self) -> Any:
         """The model's entry in the server's list (its name as given, else with `:latest`); a list that gives it more
