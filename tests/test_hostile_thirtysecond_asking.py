@@ -150,9 +150,7 @@ def test_a_model_list_entry_whose_id_is_no_string_is_not_listed_as_a_model_serve
 
 @pytest.mark.parametrize(("answer", "said"), [
     ({"model": "llama3.2", "done": True, "message": {"content": '{"answer": 6}'}}, "message.role: Field required"),
-    ({"model": "llama3.2", "done": True}, "message: Field required"),
-    ({"model": "llama3.2", "done": True, "message": None},
-     "message: Input should be a valid dictionary or instance of Message (null was given)")])
+    ({"model": "llama3.2", "done": True}, "message: Field required")])
 def test_an_ollama_answer_missing_a_key_says_the_key_not_what_held_it(tmp_path, answer, said):
     done = ollama_run(tmp_path, once(Reply(wire=wire(json.dumps(answer).encode()))))
     error = {"type": "ValidationError", "message": f"not Ollama's chat answer: {said}"}
