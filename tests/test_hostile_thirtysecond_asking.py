@@ -44,6 +44,11 @@
    is none (`runners.ollama.OllamaRunner._version`), as a served model's name that is none is not kept; and servers
    whose versions differ, one saying none, were warned of in Python's words (`http://a None, http://b 0.12.6`): `-`
    (`execute.hosts._said`, which the context lengths' warning of 2. says them by too)
+10. the check as a run ends that the server serves the model by the digest it began with (its model list asked again,
+   Ollama's, or an OpenAI-compatible one saying what weights are behind the name) answered busy with a Retry-After
+   said `... is busy and asks to be asked again after Retry-After: 1 s: the preflight is asked again then (try 2 of
+   3)`, of a preflight long done, as 1. did: it says what is asked (`runners.retryafter.heeding`'s `asking`,
+   `DIGEST_CHECK`)
 """
 
 from __future__ import annotations
@@ -59,6 +64,7 @@ from tests.helpers.commands import run_dir_of
 from tests.helpers.p24_execute import asked, ollama_run, once
 from tests.helpers.p31_asking import busy_listing
 from tests.helpers.p32_asking import (
+    busy_at_the_end,
     huge_answered,
     listed_ids,
     pooled_warned,
@@ -161,3 +167,12 @@ def test_servers_of_a_list_one_of_which_says_its_version_as_no_text_are_warned_o
     (first, second, third), said = versions_warned(tmp_path, None, "0.12.6", {"major": 0})
     assert said == (f"benchrun: warning: the servers run different versions: {first} -, {second} 0.12.6, {third} -; "
                     "the same model may answer differently on each (recorded)\n")
+
+
+@pytest.mark.parametrize(("runner", "server"), [("ollama", "Ollama at {url}"), ("openai", "the server at {url}")])
+def test_the_model_list_asked_as_the_run_ends_and_answered_busy_is_not_said_to_be_the_preflight(tmp_path, runner,
+                                                                                                server):
+    url, done = busy_at_the_end(tmp_path, runner)
+    assert (done.returncode, done.stderr) == (EXIT["ok"], (
+        f"benchrun: warning: {server.format(url=url)} is busy and asks to be asked again after Retry-After: 1 s: its "
+        "model list, which says whether the model is the one the run began with, is asked again then (try 2 of 3)\n"))

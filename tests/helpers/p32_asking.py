@@ -16,6 +16,8 @@ from tests.helpers.archives import read_jsonl
 from tests.helpers.auditcli import squeezed
 from tests.helpers.commands import call_benchrun, run_dir_of
 from tests.helpers.p24_execute import ollama_run, once, openai_run
+from tests.helpers.p27_asking import SERVED
+from tests.helpers.p31_asking import LISTS
 from tests.helpers.wire import wire
 
 
@@ -128,3 +130,24 @@ def versions_warned(tmp_path: Path, *versions: Any) -> tuple[list[str], str]:
                              "task.only=[product]", f"outputs={tmp_path / 'outputs'}", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     return [fake.url for fake in fakes], done.stderr
+
+
+def busy_at_the_end(tmp_path: Path, runner: str) -> tuple[str, Any]:
+    """A run of the product task against a fake of `runner` whose model list answers its second request (the check
+    as the run ends that the model is the one it began with) 503 asking `Retry-After: 1`: its URL and the result."""
+    said = wire(b'{"error": {"message": "warming up", "code": 503}}', status="503 Service Unavailable")
+    busy = Response(503, b"", wire=said.replace(b"\r\n\r\n", b"\r\nRetry-After: 1\r\n\r\n", 1))
+    root = json.dumps({"object": "list", "data": [{"id": "m", "object": "model", "root": "/models/m"}]}).encode()
+    asked: list[str] = []
+    with (FakeOllama if runner == "ollama" else FakeOpenAI)(models=["llama3.2", "m"], responder=listbench_answer) as fake:
+        answered = fake.dispatch
+
+        def dispatch(request: Any) -> Any:
+            if request.path not in LISTS.values():
+                return answered(request)
+            asked.append(request.path)
+            return busy if len(asked) == 2 else answered(request) if runner == "ollama" else Response(200, root)
+
+        fake.dispatch = dispatch
+        return fake.url, call_benchrun(*SERVED[runner](fake.url), "cache=false", "task.only=[product]",
+                                       f"outputs={tmp_path / 'outputs'}", cwd=tmp_path)

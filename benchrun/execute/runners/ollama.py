@@ -37,7 +37,7 @@ from benchrun.execute.runners.base import (
 from benchrun.execute.runners.errorbody import status_said
 from benchrun.execute.runners.http import client_options
 from benchrun.execute.runners.ollamaread import DURATIONS, SET_ASIDE, as_typed_hook
-from benchrun.execute.runners.retryafter import AskedLater, asked_later, heeding
+from benchrun.execute.runners.retryafter import DIGEST_CHECK, PREFLIGHT, AskedLater, asked_later, heeding
 
 ollama = ollama_package()
 LOADED_WAIT_S = 5.0
@@ -103,7 +103,7 @@ class OllamaRunner:
 
     async def digests_now(self) -> dict[str, str | None]:
         """The digest as `identify` keeps it (writable), so that one the server writes oddly compares as itself."""
-        return writable_data({self.host: (await self._listed_model()).digest})
+        return writable_data({self.host: (await self._listed_model(DIGEST_CHECK)).digest})
 
     async def _version(self) -> str | None:
         """The server's version, asked as the official client asks the rest (which has no call for it): with
@@ -120,10 +120,10 @@ class OllamaRunner:
         version = answer.get("version") if isinstance(answer, dict) else None
         return version if isinstance(version, str) else None
 
-    async def _listed_model(self) -> Any:
-        """The model's entry in the server's list (its name as given, else with `:latest`); a list that gives it more
-        than once with different digests is refused, for which of them answers cannot be told."""
-        models = (await self._call(self.client.list)).models
+    async def _listed_model(self, asking: str = PREFLIGHT) -> Any:
+        """The model's entry in the server's list (its name as given, else with `:latest`), asked for `asking`; a list
+        that gives it more than once with different digests is refused, for which of them answers cannot be told."""
+        models = (await self._call(self.client.list, asking=asking)).models
         named = [e for e in models if e.model == self.model] or [e for e in models if e.model == f"{self.model}:latest"]
         if len({entry.digest for entry in named}) > 1:
             digests = ", ".join(sorted(one_line(str(entry.digest), 80) for entry in named))
@@ -137,11 +137,12 @@ class OllamaRunner:
         raise RunnerError(f"model '{self.model}' is not pulled on {self.host} (it has: {have}); "
                           f"run `ollama pull {self.model}`{other}")
 
-    async def _call(self, ask: Callable[[], Awaitable[Any]], retries: int | None = None) -> Any:
-        """One preflight request within timeout_s (`_heeded`, asked again at most `retries` times, runner.retries
-        unless given); what goes wrong is one line with the fix."""
+    async def _call(self, ask: Callable[[], Awaitable[Any]], retries: int | None = None,
+                    asking: str = PREFLIGHT) -> Any:
+        """One preflight request (or one made as one, for `asking`) within timeout_s (`_heeded`, asked again at most
+        `retries` times, runner.retries unless given); what goes wrong is one line with the fix."""
         try:
-            return await self._heeded(ask, self.config.retries if retries is None else retries)
+            return await self._heeded(ask, self.config.retries if retries is None else retries, asking)
         except asyncio.TimeoutError:
             raise RunnerError(f"Ollama at {self.host} did not answer the preflight within {self.config.timeout_s:g} s "
                               f"({self.config.key('timeout_s')})") from None
@@ -177,11 +178,11 @@ class OllamaRunner:
             return refusal_line(str(err), True, err.headers, self.config)
         return str(err)
 
-    async def _heeded(self, ask: Callable[[], Awaitable[Any]], retries: int) -> Any:
+    async def _heeded(self, ask: Callable[[], Awaitable[Any]], retries: int, asking: str) -> Any:
         """What `ask()` answers within timeout_s, asked again (`retries` times) where a server busy a moment asks a wait
         within timeout_s by Retry-After (`retryafter.asked_later`)."""
         try:
-            async for attempt in heeding(retries, f"Ollama at {self.host}"):
+            async for attempt in heeding(retries, f"Ollama at {self.host}", asking):
                 with attempt:
                     try:
                         return await asyncio.wait_for(ask(), self.config.timeout_s)

@@ -35,7 +35,7 @@ from benchrun.execute.runners.http import client_options
 from benchrun.execute.runners.llamaschema import readable
 from benchrun.execute.runners.openaianswer import APIError, completion_of, said_of
 from benchrun.execute.runners.openaiformat import response_format
-from benchrun.execute.runners.retryafter import AskedLater, asked_later, heeding
+from benchrun.execute.runners.retryafter import DIGEST_CHECK, PREFLIGHT, AskedLater, asked_later, heeding
 
 _LISTED = ("id", "object", "owned_by", "created")
 DIALECTS = ("json_schema", "json_object", "none")
@@ -88,9 +88,10 @@ class OpenAIRunner:
         said = self.answered_as
         return {"answers_as": said} if said and not same_model_name(said, entry["id"]) else {}
 
-    async def _entry(self) -> dict[str, Any]:
-        """The model's entry in GET /models; RunnerError naming what the server serves when it is not there."""
-        models = await self._models()
+    async def _entry(self, asking: str = PREFLIGHT) -> dict[str, Any]:
+        """The model's entry in GET /models, asked for `asking`; RunnerError naming what the server serves when it is
+        not there."""
+        models = await self._models(asking)
         named = [m for m in models if m.get("id") in (self.model, f"{self.model}:latest")]
         if len(said := {pinned_as({"details": _details(m)}) for m in named}) > 1:
             each = ", ".join(sorted(pin_shown(pin) if pin else "nothing of its weights" for pin in said))
@@ -105,10 +106,10 @@ class OpenAIRunner:
                               f"{pick}start the server with it")
         return entry
 
-    async def _models(self) -> list[dict[str, Any]]:
+    async def _models(self, asking: str) -> list[dict[str, Any]]:
         await resolvable(self.base_url, self.config.key("base_url"))
         try:
-            async for attempt in heeding(self.config.retries, f"the server at {self.base_url}"):
+            async for attempt in heeding(self.config.retries, f"the server at {self.base_url}", asking):
                 with attempt:
                     response = await self._listing()
                     body = self._list_body(response) if response.is_success else None
@@ -312,7 +313,7 @@ class OpenAIRunner:
         that says nothing of them)."""
         if not self._says_weights:
             return {}
-        entry = await self._entry()
+        entry = await self._entry(DIGEST_CHECK)
         return {self.base_url: pinned_as({"details": _details(entry), **self._answers_as(entry)})}
 
     async def loaded(self, identity: dict[str, Any]) -> dict[str, Any]:
