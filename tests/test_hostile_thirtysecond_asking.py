@@ -93,8 +93,9 @@ def test_servers_of_a_list_that_loaded_the_model_with_different_context_lengths_
 
 
 
-NUMBER = {"ollama": {"type": "ValidationError", "message": "not Ollama's chat answer: message.content: Input should be a "
-                                                          "valid string (a number was given)"},
+NUMBER = {"ollama": {"type": "ValidationError",
+                     "message": "not Ollama's chat answer: message.content: Input should be a valid string (a number "
+                                "was given)"},
           "openai": {"type": "APIError", "message": "not a chat completion: choices[0].message.content is a number, "
                                                     "not a string"}}
 

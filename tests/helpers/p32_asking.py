@@ -36,7 +36,8 @@ BIG = "1" * 5000
 """An integer of more digits than Python converts (4,300)."""
 HUGE = {
     "ollama content": '{"model": "llama3.2", "done": true, "message": {"role": "assistant", "content": BIG}}',
-    "ollama other": '{"model": "llama3.2", "odd": BIG, "done": true, "message": {"role": "assistant", "content": ANSWER}}',
+    "ollama other": '{"model": "llama3.2", "odd": BIG, "done": true, '
+                    '"message": {"role": "assistant", "content": ANSWER}}',
     "openai content": '{"model": "m", "choices": [{"message": {"role": "assistant", "content": BIG}}]}',
     "openai model": '{"model": BIG, "choices": [{"message": {"role": "assistant", "content": ANSWER}}]}',
     "ollama error": '{"error": {"message": "bad thing", "code": BIG}}',
@@ -139,7 +140,8 @@ def busy_at_the_end(tmp_path: Path, runner: str) -> tuple[str, Any]:
     busy = Response(503, b"", wire=said.replace(b"\r\n\r\n", b"\r\nRetry-After: 1\r\n\r\n", 1))
     root = json.dumps({"object": "list", "data": [{"id": "m", "object": "model", "root": "/models/m"}]}).encode()
     asked: list[str] = []
-    with (FakeOllama if runner == "ollama" else FakeOpenAI)(models=["llama3.2", "m"], responder=listbench_answer) as fake:
+    fake_type = FakeOllama if runner == "ollama" else FakeOpenAI
+    with fake_type(models=["llama3.2", "m"], responder=listbench_answer) as fake:
         answered = fake.dispatch
 
         def dispatch(request: Any) -> Any:

@@ -238,8 +238,9 @@ class OllamaRunner:
 
     async def _loaded_with(self) -> int | None:
         """The context length the server says (/api/ps, Ollama 0.6 on) it holds the model loaded with; None where it
-        does not say (an older server, the model unloaded already, busy: a best-effort read beside the run, never asked
-        again, whose wait the run's end would not wait out, LOADED_WAIT_S) or says so of two copies of it differently."""
+        does not say (an older server, the model unloaded already, busy: a best-effort read beside the run, never
+        asked again, whose wait the run's end would not wait out, LOADED_WAIT_S) or says so of two copies of it
+        differently."""
         try:
             loaded = (await self._call(self.client.ps, retries=0)).models
         except (RunnerError, OSError):
