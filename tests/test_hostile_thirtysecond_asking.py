@@ -41,9 +41,11 @@
    object is the one the key is missing from; said `message.role: Field required` (`runners.ollama._said`)
 9. a list of Ollama servers one of which said its version as an object (`{"version": {"major": 0}}`) ended the run
    in a traceback (`TypeError: unhashable type: 'dict'`, comparing the servers' versions): a version that is no text
-   is none (`runners.ollama.OllamaRunner._version`), as a served model's name that is none is not kept; and servers
-   whose versions differ, one saying none, were warned of in Python's words (`http://a None, http://b 0.12.6`): `-`
-   (`execute.hosts._said`, which the context lengths' warning of 2. says them by too)
+   (or empty) is none (`runners.ollama.OllamaRunner._version`), as a served model's name that is none is not kept;
+   and servers whose versions differ, one saying none, were warned of in Python's words (`http://a None, http://b
+   0.12.6`), one saying `""` as nothing (`http://a , ...`): `-` (`execute.hosts._said`, which the context lengths'
+   warning of 2. says them by too); a server saying none had `server_version: null` kept, which `show` said
+   `server None`: not kept, as an unsaid context length is not (`show` says `server -`)
 10. the check as a run ends that the server serves the model by the digest it began with (its model list asked again,
    Ollama's, or an OpenAI-compatible one saying what weights are behind the name) answered busy with a Retry-After
    said `... is busy and asks to be asked again after Retry-After: 1 s: the preflight is asked again then (try 2 of
@@ -71,6 +73,7 @@ from tests.helpers.p32_asking import (
     preflight_answered,
     probed_huge,
     shown_huge,
+    unversioned,
     versions_warned,
 )
 from tests.helpers.wire import wire
@@ -165,9 +168,9 @@ def test_an_ollama_answer_missing_a_key_says_the_key_not_what_held_it(tmp_path, 
 
 
 def test_servers_of_a_list_one_of_which_says_its_version_as_no_text_are_warned_of_as_saying_none(tmp_path):
-    (first, second, third), said = versions_warned(tmp_path, None, "0.12.6", {"major": 0})
-    assert said == (f"benchrun: warning: the servers run different versions: {first} -, {second} 0.12.6, {third} -; "
-                    "the same model may answer differently on each (recorded)\n")
+    (first, second, third, fourth), said = versions_warned(tmp_path, None, "0.12.6", {"major": 0}, "")
+    assert said == (f"benchrun: warning: the servers run different versions: {first} -, {second} 0.12.6, {third} -, "
+                    f"{fourth} -; the same model may answer differently on each (recorded)\n")
 
 
 @pytest.mark.parametrize(("runner", "server"), [("ollama", "Ollama at {url}"), ("openai", "the server at {url}")])
@@ -177,3 +180,9 @@ def test_the_model_list_asked_as_the_run_ends_and_answered_busy_is_not_said_to_b
     assert (done.returncode, done.stderr) == (EXIT["ok"], (
         f"benchrun: warning: {server.format(url=url)} is busy and asks to be asked again after Retry-After: 1 s: its "
         "model list, which says whether the model is the one the run began with, is asked again then (try 2 of 3)\n"))
+
+
+def test_a_server_saying_no_version_has_none_kept_and_show_says_so_without_pythons_none(tmp_path):
+    identity, shown = unversioned(tmp_path)
+    assert "server_version" not in identity
+    assert shown.startswith(f"model llama3.2 name llama3.2:latest digest {identity['digest']} server - details ")

@@ -153,3 +153,14 @@ def busy_at_the_end(tmp_path: Path, runner: str) -> tuple[str, Any]:
         fake.dispatch = dispatch
         return fake.url, call_benchrun(*SERVED[runner](fake.url), "cache=false", "task.only=[product]",
                                        f"outputs={tmp_path / 'outputs'}", cwd=tmp_path)
+
+
+def unversioned(tmp_path: Path) -> tuple[dict[str, Any], str]:
+    """run.json's identity of a run against a fake Ollama saying no version (`{"version": null}`), and `show`'s
+    line of its model (white space squeezed)."""
+    with FakeOllama(responder=listbench_answer, version=None) as fake:
+        done = call_benchrun(f"runner.host={fake.url}", "cache=false", "task.only=[product]",
+                             f"outputs={tmp_path / 'outputs'}", cwd=tmp_path)
+    run_dir = run_dir_of(done.stdout)
+    shown = squeezed(tmp_path, "show", str(run_dir))
+    return json.loads((run_dir / "run.json").read_text())["identity"], shown[shown.index("model "):]

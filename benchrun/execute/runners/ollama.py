@@ -65,7 +65,8 @@ class OllamaRunner:
         return options
 
     async def identify(self) -> dict[str, Any]:
-        """Digest and details from the model list, show()'s parameters/template/capabilities, server version."""
+        """Digest and details from the model list, show()'s parameters/template/capabilities, server version (where
+        it says one)."""
         await resolvable(self.host, self.config.key("host"))
         listed = await self._listed_model()
         shown = await self._call(lambda: self.client.show(listed.model))
@@ -76,7 +77,7 @@ class OllamaRunner:
             "details": listed.details.model_dump(exclude_none=True) if listed.details else {},
             "parameters": shown.parameters, "template": shown.template,
             "capabilities": list(shown.capabilities or []), "model_info": dict(shown.modelinfo or {}),
-            "server_version": version,
+            **({"server_version": version} if version else {}),  # none said: not kept (`show` said `server None`)
         }, f"Ollama at {self.host}", self.config.key("host"))
 
     def _can_answer(self, name: str, capabilities: list[str]) -> None:
@@ -108,7 +109,7 @@ class OllamaRunner:
     async def _version(self) -> str | None:
         """The server's version, asked as the official client asks the rest (which has no call for it): with
         $OLLAMA_API_KEY as its bearer token, so a server that needs the key answers this too. A version that is no
-        text is none (an object of it, kept, made a list of servers' comparison of versions a traceback)."""
+        text, or empty, is none (an object of it, kept, made a list of servers' comparison of versions a traceback)."""
         key = {"Authorization": f"Bearer {self._key}"} if self._key else {}
         async with httpx.AsyncClient(base_url=self.host, headers=key, **self._http()) as http:
             response = await http.get("/api/version")
@@ -118,7 +119,7 @@ class OllamaRunner:
             raise ollama.ResponseError(response.text, response.status_code)
         answer = response.json()
         version = answer.get("version") if isinstance(answer, dict) else None
-        return version if isinstance(version, str) else None
+        return version if isinstance(version, str) and version else None
 
     async def _listed_model(self, asking: str = PREFLIGHT) -> Any:
         """The model's entry in the server's list (its name as given, else with `:latest`), asked for `asking`; a list
