@@ -8,7 +8,8 @@
 2. a list of Ollama servers (`runner.host=[a,b]`) that loaded the model with different context lengths (each kept in
    its entry of run.json's `identity.hosts`) said nothing of it: a run's answers came from differently-configured
    servers. The end of the run warns of it (`execute.hosts.HostPool.loaded`), and `show`'s servers row says each
-   server's context (`audit.heading.parts`)
+   server's context (`audit.heading.parts`); of a list of OpenAI-compatible servers whose model entries say
+   different `max_model_len` (vLLM's, kept in `identity.details`), alike (`execute.hosts._context_of`)
 3. an integer of more digits than Python converts (4,300) in a server's answer was read as its text (the
    twenty-third pass, for a token count): an OpenAI-compatible answer whose content was such a number was taken as
    the model's text, a served model's name of it kept; in Ollama's, anywhere the response hook left as it came (its
@@ -75,6 +76,7 @@ from tests.helpers.p32_asking import (
     shown_huge,
     unversioned,
     versions_warned,
+    vllm_pooled,
 )
 from tests.helpers.wire import wire
 
@@ -93,6 +95,13 @@ def test_servers_of_a_list_that_loaded_the_model_with_different_context_lengths_
                     "(recorded)\n")
     assert (f" servers {first} 45b1c9806e74 0.12.6 context 4096 {second} 45b1c9806e74 0.12.6 context 8192 {third} "
             "45b1c9806e74 0.12.6 metrics ") in shown
+
+
+def test_openai_compatible_servers_of_a_list_saying_different_max_model_lens_are_warned_of(tmp_path):
+    (first, second), said = vllm_pooled(tmp_path, 4096, 32768)
+    assert said == (f"benchrun: warning: the servers of runner.base_url loaded the model with different context "
+                    f"lengths: {first} 4096, {second} 32768; the same model may answer differently on each "
+                    "(recorded)\n")
 
 
 

@@ -204,11 +204,19 @@ def _versions(identities: list[tuple[str, dict[str, Any]]]) -> str | None:
 def _contexts(key: str, entries: list[dict[str, Any]]) -> str | None:
     """What to warn of servers that said they loaded the model with different context lengths (None when those that
     said agree): a prompt one holds whole another cuts, or refuses."""
-    if len({entry["context_length"] for entry in entries if entry.get("context_length") is not None}) < 2:
+    if len({length for entry in entries if (length := _context_of(entry)) is not None}) < 2:
         return None
-    each = ", ".join(f"{entry['host']} {_said(entry.get('context_length'))}" for entry in entries)
+    each = ", ".join(f"{entry['host']} {_said(_context_of(entry))}" for entry in entries)
     return (f"the servers of {key} loaded the model with different context lengths: {each}; the same model may "
             "answer differently on each (recorded)")
+
+
+def _context_of(entry: dict[str, Any]) -> int | None:
+    """The context length a server of the list said it serves the model with: Ollama's (`/api/ps`, `context_length`),
+    or an OpenAI-compatible server's model entry's `max_model_len` (vLLM's, SGLang's), a JSON integer."""
+    details = entry.get("details")
+    said = entry.get("context_length", details.get("max_model_len") if isinstance(details, dict) else None)
+    return said if type(said) is int else None
 
 
 def _said(value: Any) -> str:

@@ -164,3 +164,21 @@ def unversioned(tmp_path: Path) -> tuple[dict[str, Any], str]:
     run_dir = run_dir_of(done.stdout)
     shown = squeezed(tmp_path, "show", str(run_dir))
     return json.loads((run_dir / "run.json").read_text())["identity"], shown[shown.index("model "):]
+
+
+def vllm_pooled(tmp_path: Path, *lengths: int) -> tuple[list[str], str]:
+    """A run of the product task against a list of fake OpenAI-compatible servers whose model entries say one of
+    `lengths` each as `max_model_len` (vLLM's): the servers' URLs and what the run said on stderr."""
+    with ExitStack() as stack:
+        fakes = [stack.enter_context(FakeOpenAI(models=["m"], responder=listbench_answer)) for _ in lengths]
+        for fake, length in zip(fakes, lengths):
+            listed = json.dumps({"object": "list", "data": [{"id": "m", "object": "model", "max_model_len": length}]})
+            answered = fake.dispatch
+            fake.dispatch = lambda request, body=listed.encode(), answered=answered: (
+                Response(200, body) if request.path == "/v1/models" else answered(request))
+        urls = [fake.url for fake in fakes]
+        done = call_benchrun("runner=openai", f"runner.base_url=[{','.join(urls)}]", "runner.model=m",
+                             "runner.structured=json_schema", "cache=false", "task.only=[product]",
+                             f"outputs={tmp_path / 'outputs'}", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    return urls, done.stderr
