@@ -392,9 +392,8 @@ PREFLIGHT = {  # (path, body) -> what the one line says after the server's addre
     "the wrong shape": ("/api/tags", b'{"models": "x"}', f"{NOT_THE_API} (ValidationError: models: 'str' instances are "
                         "not allowed as a Sequence value (a string was given)); runner.host must name an Ollama "
                         "server"),
-    "show as a list": ("/api/show", b"[1, 2]", f"{NOT_THE_API} (TypeError: ollama._types.ShowResponse() argument "
-                                               "after ** must be a mapping, not list); runner.host must name an Ollama "
-                                               "server"),
+    "show as a list": ("/api/show", b"[1, 2]", f"{NOT_THE_API} (TypeError: the answer is a list, not a JSON object); "
+                                               "runner.host must name an Ollama server"),
     "version as HTML": ("/api/version", b"<html>", f"{NOT_THE_API} (JSONDecodeError: Expecting value: line 1 column 1 "
                                                    "(char 0)); runner.host must name an Ollama server"),
 }

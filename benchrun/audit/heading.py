@@ -89,7 +89,7 @@ def parts(info: Any, unit: str = "samples") -> dict[str, str]:
         rows["retry of"] = (f"{parent.run_id}  {_there(parent.path, parent.run_id)}  ({retried(info, unit)})")
     if hosts := info.identity.get("hosts"):
         rows["servers"] = "  ".join(f"{h['host']} {short_digest(d) if (d := model_digest(h)) else '-'} "
-                                    f"{h.get('server_version') or '-'}" for h in hosts)
+                                    f"{h.get('server_version') or '-'}{_context(h, ' ')}" for h in hosts)
     if info.shard:
         rows["shard"] = f"{info.shard} (samples at manifest positions {info.shard.index - 1} mod {info.shard.count})"
     if info.merged:
@@ -191,6 +191,6 @@ def _value(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value)
 
 
-def _context(identity: dict[str, Any]) -> str:
+def _context(identity: dict[str, Any], space: str = "  ") -> str:
     """`  context N`: the context the server loaded the model with, where it said (Ollama's /api/ps)."""
-    return f"  context {identity['context_length']}" if identity.get("context_length") is not None else ""
+    return f"{space}context {identity['context_length']}" if identity.get("context_length") is not None else ""

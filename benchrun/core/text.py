@@ -152,23 +152,30 @@ def server_json(body: bytes) -> Any:
     """A server's answer (its body, as bytes) read as JSON as Python reads it (UTF-8, -16 or -32, as the body's first
     bytes say), each key of an object given once: NotJSON naming a key given twice (`"content"` in one message, which
     readers resolve each their own way, so the text kept could be another than the one a reader of the bytes sees). An
-    integer of more digits than Python converts is read as its text (`_server_int`), in a second reading only: a
-    reader of every integer costs each answer twice the time."""
+    integer of more digits than Python converts is read as a number too large to hold (`server_reading`)."""
+    return server_reading(body)[0]
+
+
+def server_reading(body: bytes) -> tuple[Any, bool]:
+    """`server_json`'s reading of `body`, and whether it held an integer of more digits than Python converts: read
+    as Python reads `1e999`, an infinity (not reported where a count is read, `json_count`; no text, where a string is
+    read), in a second reading only (a reader of every integer costs each answer twice the time); its JSON text is
+    then not the body's."""
     try:
-        return json.loads(body, object_pairs_hook=once_each)
+        return json.loads(body, object_pairs_hook=once_each), False
     except ValueError as err:
         if isinstance(err, (json.JSONDecodeError, NotJSON)):
             raise
-        return json.loads(body, object_pairs_hook=once_each, parse_int=_server_int)  # Python's limit on digits
+        return json.loads(body, object_pairs_hook=once_each, parse_int=_server_int), True
 
 
-def _server_int(text: str) -> int | str:
-    """An integer of a server's answer, or its text where it has more digits than Python converts: no count a server
-    measured (read as none where a count is read, `json_count`), where it made the whole answer `not JSON`."""
+def _server_int(text: str) -> int | float:
+    """An integer of a server's answer, or an infinity where it has more digits than Python converts: read as text,
+    a number given as an answer's text or a served model's name was taken for one."""
     try:
         return int(text)
     except ValueError:
-        return text
+        return float(text)
 
 
 def once_each(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

@@ -82,11 +82,14 @@ class HostPool:
 
     async def loaded(self, identity: dict[str, Any]) -> dict[str, Any]:
         """`identity` with what each server said of the model as loaded, in its entry of `hosts` (the first's at the
-        top, as `identify` gives it); as it is where its entries are not this list's servers."""
+        top, as `identify` gives it); as it is where its entries are not this list's servers. Context lengths that
+        differ are warned of."""
         entries = identity.get("hosts")
         if not isinstance(entries, list) or [e.get("host") for e in entries] != [h.url for h in self.hosts]:
             return identity
         each = await asyncio.gather(*(host.runner.loaded(entry) for host, entry in zip(self.hosts, entries)))
+        if (contexts := _contexts(self.config.key(self.config.server_key), each)) is not None:
+            output.warning(contexts)
         return {**identity, **{key: value for key, value in each[0].items() if key != "host"}, "hosts": list(each)}
 
     async def _one_each(self) -> None:
@@ -190,13 +193,36 @@ def _digest(identity: dict[str, Any]) -> str:
     return f"as '{identity.get('name')}' ({said_of_weights(identity)}{answers})"
 
 
-
 def _versions(identities: list[tuple[str, dict[str, Any]]]) -> str | None:
     """What to warn of servers whose versions differ (None when they agree)."""
     if len({identity.get("server_version") for _, identity in identities}) < 2:
         return None
-    each = ", ".join(f"{url} {identity.get('server_version')}" for url, identity in identities)
+    each = ", ".join(f"{url} {_said(identity.get('server_version'))}" for url, identity in identities)
     return f"the servers run different versions: {each}; the same model may answer differently on each (recorded)"
+
+
+def _contexts(key: str, entries: list[dict[str, Any]]) -> str | None:
+    """What to warn of servers that said they loaded the model with different context lengths (None when those that
+    said agree): a prompt one holds whole another cuts, or refuses."""
+    if len({length for entry in entries if (length := _context_of(entry)) is not None}) < 2:
+        return None
+    each = ", ".join(f"{entry['host']} {_said(_context_of(entry))}" for entry in entries)
+    return (f"the servers of {key} loaded the model with different context lengths: {each}; the same model may "
+            "answer differently on each (recorded)")
+
+
+def _context_of(entry: dict[str, Any]) -> int | None:
+    """The context length a server of the list said it serves the model with: Ollama's (`/api/ps`, `context_length`),
+    or an OpenAI-compatible server's model entry's `max_model_len` (vLLM's, SGLang's), a JSON integer."""
+    details = entry.get("details")
+    said = entry.get("context_length", details.get("max_model_len") if isinstance(details, dict) else None)
+    return said if type(said) is int else None
+
+
+def _said(value: Any) -> str:
+    """What a server said of itself (its version, its context length), as a warning names it: `-` where it said
+    nothing, not Python's `None`."""
+    return "-" if value is None else str(value)
 
 
 REST_S = 10.0

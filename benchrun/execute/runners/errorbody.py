@@ -9,6 +9,7 @@ from typing import Any, NamedTuple
 
 from benchrun.core.records import ENDED_IN_ERROR
 from benchrun.core.secrets import said_urls
+from benchrun.core.text import server_json
 from benchrun.execute.boundary import nests_deeper
 from benchrun.execute.runners.base import SPENT, json_kind, transient
 
@@ -39,7 +40,7 @@ def server_message(body: bytes, charset: str | None, reason: str) -> str:
     OpenAI's, vLLM's, llama.cpp's, FastAPI's and Ollama's shapes), else the body's text (`body_text`); `reason`, the
     status's phrase, for a body that says nothing."""
     try:
-        said = json.loads(body)
+        said = server_json(body)
     except (ValueError, RecursionError):
         said = None
     error = said.get("error", said) if isinstance(said, dict) else said
@@ -181,9 +182,9 @@ def streamed(body: bytes, content_type: str) -> str | None:
 
 def _json_lines(body: bytes) -> bool:
     """Whether `body` is JSON lines: its first two lines each a JSON object (a JSON object followed by other text is
-    not)."""
+    not; its integers read as floats, which Python reads of any number of digits)."""
     lines = body.strip().split(b"\n", 2)
     try:
-        return len(lines) > 1 and all(isinstance(json.loads(line), dict) for line in lines[:2])
+        return len(lines) > 1 and all(isinstance(json.loads(line, parse_int=float), dict) for line in lines[:2])
     except (ValueError, RecursionError):
         return False

@@ -37,7 +37,7 @@ from benchrun.execute.runners.base import (
 from benchrun.execute.runners.errorbody import status_said
 from benchrun.execute.runners.http import client_options
 from benchrun.execute.runners.ollamaread import DURATIONS, SET_ASIDE, as_typed_hook
-from benchrun.execute.runners.retryafter import AskedLater, asked_later, heeding
+from benchrun.execute.runners.retryafter import DIGEST_CHECK, PREFLIGHT, AskedLater, asked_later, heeding
 
 ollama = ollama_package()
 LOADED_WAIT_S = 5.0
@@ -65,7 +65,8 @@ class OllamaRunner:
         return options
 
     async def identify(self) -> dict[str, Any]:
-        """Digest and details from the model list, show()'s parameters/template/capabilities, server version."""
+        """Digest and details from the model list, show()'s parameters/template/capabilities, server version (where
+        it says one)."""
         await resolvable(self.host, self.config.key("host"))
         listed = await self._listed_model()
         shown = await self._call(lambda: self.client.show(listed.model))
@@ -76,7 +77,7 @@ class OllamaRunner:
             "details": listed.details.model_dump(exclude_none=True) if listed.details else {},
             "parameters": shown.parameters, "template": shown.template,
             "capabilities": list(shown.capabilities or []), "model_info": dict(shown.modelinfo or {}),
-            "server_version": version,
+            **({"server_version": version} if version else {}),  # none said: not kept (`show` said `server None`)
         }, f"Ollama at {self.host}", self.config.key("host"))
 
     def _can_answer(self, name: str, capabilities: list[str]) -> None:
@@ -103,11 +104,12 @@ class OllamaRunner:
 
     async def digests_now(self) -> dict[str, str | None]:
         """The digest as `identify` keeps it (writable), so that one the server writes oddly compares as itself."""
-        return writable_data({self.host: (await self._listed_model()).digest})
+        return writable_data({self.host: (await self._listed_model(DIGEST_CHECK)).digest})
 
-    async def _version(self) -> Any:
+    async def _version(self) -> str | None:
         """The server's version, asked as the official client asks the rest (which has no call for it): with
-        $OLLAMA_API_KEY as its bearer token, so a server that needs the key answers this too."""
+        $OLLAMA_API_KEY as its bearer token, so a server that needs the key answers this too. A version that is no
+        text, or empty, is none (an object of it, kept, made a list of servers' comparison of versions a traceback)."""
         key = {"Authorization": f"Bearer {self._key}"} if self._key else {}
         async with httpx.AsyncClient(base_url=self.host, headers=key, **self._http()) as http:
             response = await http.get("/api/version")
@@ -116,12 +118,13 @@ class OllamaRunner:
         except httpx.HTTPStatusError:  # its body's error as the client reads one (`_ErrorSaid`), raised as it raises it
             raise ollama.ResponseError(response.text, response.status_code)
         answer = response.json()
-        return answer.get("version") if isinstance(answer, dict) else None
+        version = answer.get("version") if isinstance(answer, dict) else None
+        return version if isinstance(version, str) and version else None
 
-    async def _listed_model(self) -> Any:
-        """The model's entry in the server's list (its name as given, else with `:latest`); a list that gives it more
-        than once with different digests is refused, for which of them answers cannot be told."""
-        models = (await self._call(self.client.list)).models
+    async def _listed_model(self, asking: str = PREFLIGHT) -> Any:
+        """The model's entry in the server's list (its name as given, else with `:latest`), asked for `asking`; a list
+        that gives it more than once with different digests is refused, for which of them answers cannot be told."""
+        models = (await self._call(self.client.list, asking=asking)).models
         named = [e for e in models if e.model == self.model] or [e for e in models if e.model == f"{self.model}:latest"]
         if len({entry.digest for entry in named}) > 1:
             digests = ", ".join(sorted(one_line(str(entry.digest), 80) for entry in named))
@@ -135,10 +138,12 @@ class OllamaRunner:
         raise RunnerError(f"model '{self.model}' is not pulled on {self.host} (it has: {have}); "
                           f"run `ollama pull {self.model}`{other}")
 
-    async def _call(self, ask: Callable[[], Awaitable[Any]]) -> Any:
-        """One preflight request within timeout_s (`_heeded`); what goes wrong is one line with the fix."""
+    async def _call(self, ask: Callable[[], Awaitable[Any]], retries: int | None = None,
+                    asking: str = PREFLIGHT) -> Any:
+        """One preflight request (or one made as one, for `asking`) within timeout_s (`_heeded`, asked again at most
+        `retries` times, runner.retries unless given); what goes wrong is one line with the fix."""
         try:
-            return await self._heeded(ask)
+            return await self._heeded(ask, self.config.retries if retries is None else retries, asking)
         except asyncio.TimeoutError:
             raise RunnerError(f"Ollama at {self.host} did not answer the preflight within {self.config.timeout_s:g} s "
                               f"({self.config.key('timeout_s')})") from None
@@ -174,11 +179,11 @@ class OllamaRunner:
             return refusal_line(str(err), True, err.headers, self.config)
         return str(err)
 
-    async def _heeded(self, ask: Callable[[], Awaitable[Any]]) -> Any:
-        """What `ask()` answers within timeout_s, asked again (runner.retries) where a server busy a moment asks a wait
+    async def _heeded(self, ask: Callable[[], Awaitable[Any]], retries: int, asking: str) -> Any:
+        """What `ask()` answers within timeout_s, asked again (`retries` times) where a server busy a moment asks a wait
         within timeout_s by Retry-After (`retryafter.asked_later`)."""
         try:
-            async for attempt in heeding(self.config.retries, f"Ollama at {self.host}"):
+            async for attempt in heeding(retries, f"Ollama at {self.host}", asking):
                 with attempt:
                     try:
                         return await asyncio.wait_for(ask(), self.config.timeout_s)
@@ -234,9 +239,11 @@ class OllamaRunner:
 
     async def _loaded_with(self) -> int | None:
         """The context length the server says (/api/ps, Ollama 0.6 on) it holds the model loaded with; None where it
-        does not say (an older server, the model unloaded already) or says so of two copies of it differently."""
+        does not say (an older server, the model unloaded already, busy: a best-effort read beside the run, never
+        asked again, whose wait the run's end would not wait out, LOADED_WAIT_S) or says so of two copies of it
+        differently."""
         try:
-            loaded = (await self._call(self.client.ps)).models
+            loaded = (await self._call(self.client.ps, retries=0)).models
         except (RunnerError, OSError):
             return None
         lengths = {entry.context_length for entry in loaded
@@ -310,8 +317,10 @@ def _headers(err: ollama.ResponseError | BusySaid) -> Mapping[str, str]:
 
 def _said(err: BaseException) -> str:
     """What is wrong with an answer, in one line: of one not of the shape of Ollama's, its first problem and what
-    was given there (`message.content: Input should be a valid string (a number was given)`)."""
+    was given there (`message.content: Input should be a valid string (a number was given)`; of a key not given, not
+    the object it is missing from: `message.role: Field required`)."""
     if isinstance(err, ValidationError):
         first = err.errors()[0]
-        return f"{problem_line(first)} ({json_kind(first['input'])} was given)"
+        given = "" if first["type"] == "missing" else f" ({json_kind(first['input'])} was given)"
+        return f"{problem_line(first)}{given}"
     return " ".join(str(err).splitlines()[:3])

@@ -11,7 +11,7 @@ from typing import Any, AsyncIterator, Awaitable, Callable, Mapping
 import httpx
 
 from benchrun.core.officialclient import ollama_package
-from benchrun.core.text import NotJSON, server_json
+from benchrun.core.text import NotJSON, server_reading
 from benchrun.execute.runners.base import BusySaid, Refused, json_count, json_kind
 from benchrun.execute.runners.errorbody import error_in_200, said_error, server_message, streamed
 
@@ -45,8 +45,12 @@ read (`_apart`): set aside by the response hook, kept as they came."""
 _LISTED: dict[str, Callable[[Any], Any]] = {"size": json_count, "modified_at": _unread}
 """What the model's entry in Ollama's model list says as a number (run.json's model size), a JSON integer else not
 kept; and its time, never read."""
-_SHOWN: dict[str, Callable[[Any], Any]] = {"modified_at": _unread, "license": _unread, "modelfile": _unread}
-"""What Ollama's /api/show says that run.json keeps nothing of: never read, so never the reason the run is refused."""
+_SHOWN: dict[str, Callable[[Any], Any]] = {"modified_at": _unread, "license": _unread, "modelfile": _unread,
+                                           "details": _unread}
+"""What Ollama's /api/show says that run.json keeps nothing of (the model's details are its list entry's): never read,
+so never the reason the run is refused."""
+_OBJECTS = ("/api/chat", "/api/tags", "/api/show", "/api/ps")
+"""The paths whose answer the official client reads, each a JSON object (/api/version's benchrun reads itself)."""
 
 
 def as_typed_hook(model: str) -> Callable[[httpx.Response], Awaitable[None]]:
@@ -97,23 +101,25 @@ class _AsTyped(httpx.AsyncByteStream):
 
 
 def _as_typed(body: bytes, path: str, headers: Mapping[str, str], model: str) -> bytes:
-    """`body` as it came, or its JSON without a chat answer's field of `_TYPED` (its message's of `_APART`), a field
-    of `_SHOWN`, or `model`'s list entry's of `_LISTED`, that is not of the API's type, and each other model's entry
-    as its name alone (`_listed`); NotJSON (not Ollama's answer) when it gives a key twice; TypeError for a chat
-    answer that is no JSON object; Refused when it is an answer streamed in parts (`errorbody.streamed`, its
-    Content-Type among the answer's `headers` saying so)."""
+    """`body` as it came (as read where an integer had more digits than Python converts, `server_reading`, for which
+    the official client's reader refused the whole answer), or its JSON without a chat answer's field of `_TYPED` (its
+    message's of `_APART`), a field of `_SHOWN`, or `model`'s list entry's of `_LISTED`, that is not of the API's type,
+    and each other model's entry as its name alone (`_listed`); NotJSON (not Ollama's answer) when it gives a key
+    twice; TypeError for an answer the client reads that is no JSON object (in its words, not the client's
+    `ListResponse() argument after ** must be a mapping`); Refused when it is an answer streamed in parts
+    (`errorbody.streamed`, its Content-Type among the answer's `headers` saying so)."""
     try:
-        answer = server_json(body)
+        answer, reread = server_reading(body)
     except NotJSON:
         raise
     except (ValueError, RecursionError):  # not JSON: the client says so, unless it is a stream of answers
         if said := streamed(body, headers.get("Content-Type", "")):
             raise Refused(said) from None
         return body
-    if not isinstance(answer, dict) and path.endswith("/api/chat"):
+    if not isinstance(answer, dict) and path.endswith(_OBJECTS):
         raise TypeError(f"the answer is {json_kind(answer)}, not a JSON object")
     if not isinstance(answer, dict):
-        return body
+        return json.dumps(answer).encode() if reread else body
     _refuse_error(answer, headers)
     typed = answer
     if path.endswith("/api/chat"):
@@ -127,7 +133,7 @@ def _as_typed(body: bytes, path: str, headers: Mapping[str, str], model: str) ->
         typed = _without_odd(answer, _SHOWN)
     elif path.endswith("/api/ps") and isinstance(models := answer.get("models"), list):
         typed = {**answer, "models": [_loaded(entry) for entry in models if isinstance(entry, dict)]}
-    return body if typed is answer else json.dumps(typed).encode()
+    return body if typed is answer and not reread else json.dumps(typed).encode()
 
 
 def _apart(message: dict[str, Any]) -> dict[str, Any]:

@@ -35,7 +35,7 @@ from benchrun.execute.runners.http import client_options
 from benchrun.execute.runners.llamaschema import readable
 from benchrun.execute.runners.openaianswer import APIError, completion_of, said_of
 from benchrun.execute.runners.openaiformat import response_format
-from benchrun.execute.runners.retryafter import AskedLater, asked_later, heeding
+from benchrun.execute.runners.retryafter import DIGEST_CHECK, PREFLIGHT, AskedLater, asked_later, heeding
 
 _LISTED = ("id", "object", "owned_by", "created")
 DIALECTS = ("json_schema", "json_object", "none")
@@ -88,9 +88,10 @@ class OpenAIRunner:
         said = self.answered_as
         return {"answers_as": said} if said and not same_model_name(said, entry["id"]) else {}
 
-    async def _entry(self) -> dict[str, Any]:
-        """The model's entry in GET /models; RunnerError naming what the server serves when it is not there."""
-        models = await self._models()
+    async def _entry(self, asking: str = PREFLIGHT) -> dict[str, Any]:
+        """The model's entry in GET /models, asked for `asking`; RunnerError naming what the server serves when it is
+        not there."""
+        models = await self._models(asking)
         named = [m for m in models if m.get("id") in (self.model, f"{self.model}:latest")]
         if len(said := {pinned_as({"details": _details(m)}) for m in named}) > 1:
             each = ", ".join(sorted(pin_shown(pin) if pin else "nothing of its weights" for pin in said))
@@ -99,16 +100,16 @@ class OpenAIRunner:
                               f"{self.config.key('base_url')} at a server that serves it once")
         entry = named[0] if named else None
         if entry is None:
-            have = ", ".join(sorted(str(m.get("id")) for m in models)) or "none"
+            have = ", ".join(sorted(m["id"] for m in models if _named(m))) or "none"
             pick = "" if self.config.asked_again else f"pick one of those for {self.config.key('model')}, or "
             raise RunnerError(f"model '{self.model}' is not served at {self.base_url} (it serves: {have}); "
                               f"{pick}start the server with it")
         return entry
 
-    async def _models(self) -> list[dict[str, Any]]:
+    async def _models(self, asking: str) -> list[dict[str, Any]]:
         await resolvable(self.base_url, self.config.key("base_url"))
         try:
-            async for attempt in heeding(self.config.retries, f"the server at {self.base_url}"):
+            async for attempt in heeding(self.config.retries, f"the server at {self.base_url}", asking):
                 with attempt:
                     response = await self._listing()
                     body = self._list_body(response) if response.is_success else None
@@ -312,7 +313,7 @@ class OpenAIRunner:
         that says nothing of them)."""
         if not self._says_weights:
             return {}
-        entry = await self._entry()
+        entry = await self._entry(DIGEST_CHECK)
         return {self.base_url: pinned_as({"details": _details(entry), **self._answers_as(entry)})}
 
     async def loaded(self, identity: dict[str, Any]) -> dict[str, Any]:
@@ -329,6 +330,12 @@ class OpenAIRunner:
 def _sent(name: str, value: Any) -> bool:
     """Whether an option goes into requests: it has a field, is set, and is not an unlimited num_predict (<= 0)."""
     return name in OPENAI_FIELDS and value is not None and not (name == "num_predict" and value <= 0)
+
+
+def _named(entry: dict[str, Any]) -> bool:
+    """Whether a /models entry names a model: by a string, as a model is asked for (an id of 5, null or a list was
+    listed as `it serves: 5` to a model '5' refused, or in Python's words, `None`, `['m']`)."""
+    return isinstance(entry.get("id"), str) and entry["id"] != ""
 
 
 def _details(entry: dict[str, Any]) -> dict[str, Any]:

@@ -59,9 +59,9 @@ def completion_of(response: httpx.Response) -> Completion:
                       completion_tokens=json_count(usage.get("completion_tokens")), extra=extra)
 
 def said_of(response: httpx.Response, field: str) -> str | None:
-    """A text field of a probe's answer (a chat completion, read already), or None."""
+    """A text field of a probe's answer (a chat completion, read already as `completion_of` reads it), or None."""
     try:
-        body = response.json()
+        body = server_json(response.content)
     except (ValueError, RecursionError):
         return None
     return _text(body.get(field)) if isinstance(body, dict) else None

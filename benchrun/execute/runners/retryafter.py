@@ -63,17 +63,22 @@ def asked_later(retry: bool, headers: Mapping[str, str], timeout_s: float,
         raise AskedLater(after, failure)
 
 
-def heeding(retries: int, server: str) -> AsyncRetrying:
-    """A preflight call's attempts: `retries` more while its server asks a wait (AskedLater), each after that wait,
-    a wait of a second or more said on the console (`server`: who asked it), where the user waits; the last
-    AskedLater raised."""
+PREFLIGHT = "the preflight"
+DIGEST_CHECK = "its model list, which says whether the model is the one the run began with,"
+"""What a server's model list is asked for as the run ends (`same_to_the_end`), long after its preflight."""
+
+
+def heeding(retries: int, server: str, asking: str = PREFLIGHT) -> AsyncRetrying:
+    """A preflight call's attempts (or another call `asking` names, made as one): `retries` more while its server asks
+    a wait (AskedLater), each after that wait, a wait of a second or more said on the console (`server`: who asked
+    it), where the user waits; the last AskedLater raised."""
     return AsyncRetrying(stop=stop_after_attempt(retries + 1), retry=retry_if_exception_type(AskedLater),
-                         wait=_asked, reraise=True, before_sleep=lambda state: _said(state, retries, server))
+                         wait=_asked, reraise=True, before_sleep=lambda state: _said(state, retries, server, asking))
 
 
-def _said(state: RetryCallState, retries: int, server: str) -> None:
+def _said(state: RetryCallState, retries: int, server: str, asking: str) -> None:
     if (after := _asked(state)) >= 1:
-        output.warning(f"{server} is busy and asks to be asked again after Retry-After: {after:g} s: the preflight is "
+        output.warning(f"{server} is busy and asks to be asked again after Retry-After: {after:g} s: {asking} is "
                        f"asked again then (try {state.attempt_number + 1} of {retries + 1})")
 
 
