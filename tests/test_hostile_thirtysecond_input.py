@@ -1,0 +1,82 @@
+"""The thirty-second hostile pass of issue 19, the side of what goes in: the items the thirty-first pass left, then a
+fresh pass. /work/notes/p32/result-input.md has the whole list, what held and what was left.
+
+Fixed:
+1. One Ollama model named in two cases (`llama3.2`, `llama3.2:LATEST`), in a sweep or a list, refused naming both
+   (core.officialclient.ollama_model): Ollama looks a name's parts up by strings.EqualFold.
+2. A runner option that counts (num_ctx, num_predict, num_batch, num_thread, num_gpu, num_keep, top_k, repeat_last_n)
+   below the least Ollama gives a meaning refused, saying what its special values mean (core.optioncounts).
+3. A stop string holding a control character (ESC, DEL, NUL, from a preset's escapes or a quoted override) refused
+   naming the string and the character (core.settings.Options._stops).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.helpers.p29_input import dry_run
+from tests.helpers.p30_input import TASK, ended, refusal
+from tests.helpers.p31_input import preset_run
+
+ONE_MODEL = ("name one model as Ollama reads them, registry.ollama.ai/library/llama3.2:latest (a name is given the "
+             "host, namespace and tag it leaves out: registry.ollama.ai, library, latest, and its case is not read); "
+             "list each model once")
+
+
+@pytest.mark.parametrize(("args", "said"), [
+    (("-m", "runner.model=llama3.2,Llama3.2:LATEST"), "the sweep lists one model twice: 'llama3.2' and 'Llama3.2:LATEST'"),
+    (("runner.model=[Registry.Ollama.AI/library/llama3.2,llama3.2]",),
+     "'Registry.Ollama.AI/library/llama3.2' and 'llama3.2'")])
+def test_one_ollama_model_by_two_cases_is_refused(tmp_path, args, said):
+    """Before: taken, two jobs of one config asking one model (Ollama finds `LLAMA3.2` as llama3.2 by EqualFold)."""
+    done = dry_run(tmp_path, {"tasks.yml": TASK}, *args)
+    assert ended(done) == refusal(f"in 'config': runner.model: {said} {ONE_MODEL}")
+
+
+@pytest.mark.parametrize(("given", "said"), [
+    ("num_ctx=-5", "-5 is no context's size (0 is the model's own): give 0 or more"),
+    ("num_predict=-3", "-3 is no count of tokens to predict (-1 is no limit, -2 until the context is full): give -2 or "
+                       "more"),
+    ("num_batch=0", "0 is no batch's size (a batch holds one token at least): give 1 or more"),
+    ("num_thread=-1", "-1 is no count of threads (0 lets the server choose): give 0 or more"),
+    ("num_gpu=-2", "-2 is no count of layers to put on a GPU (-1 lets the server choose, 0 puts none): give -1 or more"),
+    ("num_keep=-2", "-2 is no count of the prompt's tokens to keep (-1 keeps them all): give -1 or more"),
+    ("top_k=-1", "-1 is no count of the likeliest tokens to sample from (0 takes them all): give 0 or more"),
+    ("repeat_last_n=-2", "-2 is no count of tokens to look back over (-1 is the whole context, 0 none): give -1 or "
+                         "more")])
+def test_a_count_option_below_the_least_ollama_reads_is_refused(tmp_path, given, said):
+    """Before: taken, and sent (a context of -5 tokens passed on to the engine, a batch of 0 taken for the default)."""
+    done = dry_run(tmp_path, {"tasks.yml": TASK}, f"+runner.options.{given}")
+    assert ended(done) == refusal(f"in 'config': runner.options.{given.split('=')[0]}: {said}")
+
+
+def test_count_options_at_their_least_are_taken(tmp_path):
+    given = ["num_ctx=0", "num_predict=-2", "num_thread=0", "num_gpu=-1", "top_k=0", "repeat_last_n=-1", "num_keep=-1",
+             "num_batch=1"]
+    done = dry_run(tmp_path, {"tasks.yml": TASK}, *(f"+runner.options.{option}" for option in given))
+    assert (done.returncode, done.stderr) == (0, "")
+
+
+CONTROL = ("a control character, which no text asks (it would be sent as written, and a terminal showing it takes it "
+           "as a command); remove it (a tab, a line break or a form feed is kept)")
+
+
+def test_a_stop_string_of_a_control_character_in_a_quoted_override_is_refused(tmp_path):
+    """Before: taken, ESC sent as a stop string and written raw into config.yaml and the manifest."""
+    done = dry_run(tmp_path, {"tasks.yml": TASK}, "+runner.options.stop=['\\n','a\x1b']")
+    assert ended(done) == refusal(f"in 'config': runner.options.stop: the stop string 'a\\x1b': '\\x1b', {CONTROL}")
+
+
+@pytest.mark.parametrize(("stop", "said"), [
+    ('"\\e"', f"the stop string '\\x1b': '\\x1b', {CONTROL}"),
+    ('"\\x7f"', f"the stop string '\\x7f': '\\x7f', {CONTROL}"),
+    ('"\\0"', "the stop string '\\x00': an escape writes a NUL character (\\0, \\x00, \\u0000), which no text holds, "
+              "as a file's NUL byte is refused (a server reading text as C does ends the prompt there); leave it out")])
+def test_a_stop_string_a_presets_escape_makes_a_control_character_is_refused(tmp_path, stop, said):
+    done = preset_run(tmp_path, f"defaults:\n  - ollama\n  - _self_\nmodel: m\noptions:\n  stop: [{stop}]\n".encode())
+    assert ended(done) == refusal(f"in 'config': runner.options.stop: {said}")
+
+
+def test_a_stop_string_of_a_line_break_or_a_tab_is_taken(tmp_path):
+    done = preset_run(tmp_path, b'defaults:\n  - ollama\n  - _self_\nmodel: m\noptions:\n  stop: ["\\n\\n", "\\t"]\n')
+    assert (done.returncode, done.stderr) == (0, "")
