@@ -24,7 +24,8 @@ ONE_MODEL = ("name one model as Ollama reads them, registry.ollama.ai/library/ll
 
 
 @pytest.mark.parametrize(("args", "said"), [
-    (("-m", "runner.model=llama3.2,Llama3.2:LATEST"), "the sweep lists one model twice: 'llama3.2' and 'Llama3.2:LATEST'"),
+    (("-m", "runner.model=llama3.2,Llama3.2:LATEST"),
+     "the sweep lists one model twice: 'llama3.2' and 'Llama3.2:LATEST'"),
     (("runner.model=[Registry.Ollama.AI/library/llama3.2,llama3.2]",),
      "'Registry.Ollama.AI/library/llama3.2' and 'llama3.2'")])
 def test_one_ollama_model_by_two_cases_is_refused(tmp_path, args, said):
@@ -39,7 +40,8 @@ def test_one_ollama_model_by_two_cases_is_refused(tmp_path, args, said):
                        "more"),
     ("num_batch=0", "0 is no batch's size (a batch holds one token at least): give 1 or more"),
     ("num_thread=-1", "-1 is no count of threads (0 lets the server choose): give 0 or more"),
-    ("num_gpu=-2", "-2 is no count of layers to put on a GPU (-1 lets the server choose, 0 puts none): give -1 or more"),
+    ("num_gpu=-2", "-2 is no count of layers to put on a GPU (-1 lets the server choose, 0 puts none): give -1 or "
+                   "more"),
     ("num_keep=-2", "-2 is no count of the prompt's tokens to keep (-1 keeps them all): give -1 or more"),
     ("top_k=-1", "-1 is no count of the likeliest tokens to sample from (0 takes them all): give 0 or more"),
     ("repeat_last_n=-2", "-2 is no count of tokens to look back over (-1 is the whole context, 0 none): give -1 or "

@@ -85,6 +85,6 @@ def one_model_named_twice(names: list[str]) -> str | None:
     for name in names:
         if (other := seen.setdefault(ollama_model(name), name)) != name:
             return (f"{other!r} and {name!r} name one model as Ollama reads them, {ollama_model(name)} (a name is "
-                    "given the host, namespace and tag it leaves out: registry.ollama.ai, library, latest, and its case "
-                    "is not read); list each model once")
+                    "given the host, namespace and tag it leaves out: registry.ollama.ai, library, latest, and its "
+                    "case is not read); list each model once")
     return None
