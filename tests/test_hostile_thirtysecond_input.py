@@ -8,6 +8,8 @@ Fixed:
    below the least Ollama gives a meaning refused, saying what its special values mean (core.optioncounts).
 3. A stop string holding a control character (ESC, DEL, NUL, from a preset's escapes or a quoted override) refused
    naming the string and the character (core.settings.Options._stops).
+4. A preset group given with a `+` (`+runner=openai`) said in benchrun's words, with what to write (`runner=openai`),
+   not Hydra's words of a defaults list (compose.commandline._refuse_added_preset).
 """
 
 from __future__ import annotations
@@ -82,3 +84,13 @@ def test_a_stop_string_a_presets_escape_makes_a_control_character_is_refused(tmp
 def test_a_stop_string_of_a_line_break_or_a_tab_is_taken(tmp_path):
     done = preset_run(tmp_path, b'defaults:\n  - ollama\n  - _self_\nmodel: m\noptions:\n  stop: ["\\n\\n", "\\t"]\n')
     assert (done.returncode, done.stderr) == (0, "")
+
+
+@pytest.mark.parametrize("given", ["+runner=openai", "+model=gemma3", "+task=folderbench"])
+def test_a_preset_group_added_with_a_plus_is_said_in_benchruns_words(tmp_path, given):
+    """Before: `Multiple values for runner. To override a value use 'override runner: openai'`, a defaults list's
+    words, where the command line chooses a preset by `runner=openai`."""
+    group = given[1:].partition("=")[0]
+    assert ended(dry_run(tmp_path, {"tasks.yml": TASK}, given)) == refusal(
+        f"in 'config': {group}: the override '{given}' adds the group {group} again, where benchrun's config holds it "
+        f"already (its defaults list); choose the preset without the '+': {given[1:]}")

@@ -48,6 +48,7 @@ def refuse_bad_overrides(argv: Sequence[str]) -> None:
                               f"({MAX_OVERRIDE_ITEMS:,}); give fewer, or split the sweep", file="config", key=key)
     _refuse_set_and_deleted(argv)
     _refuse_no_one_preset(argv)
+    _refuse_added_preset(argv)
 
 
 def _refuse_set_and_deleted(argv: Sequence[str]) -> None:
@@ -82,6 +83,18 @@ def _refuse_no_one_preset(argv: Sequence[str]) -> None:
         leave = f"; none is the default: leave {group}= out" if _default_preset(group) is None else ""
         raise ConfigError(f"one preset's name belongs here (shipped: {shipped}), not null{leave}", file="config",
                           key=group)
+
+
+def _refuse_added_preset(argv: Sequence[str]) -> None:
+    """Refuse a group of benchrun's presets given with a `+` (`+runner=openai`): conf/config.yaml's defaults list
+    holds the group already, so Hydra said `Multiple values for runner. To override a value use 'override runner:
+    openai'`, the words of a defaults list in a file, not of the command line."""
+    for arg in argv:
+        group, _, value = arg.partition("=")
+        if arg.startswith("+") and not arg.startswith("++") and group[1:] in PRESET_GROUPS and value.strip():
+            raise ConfigError(f"the override {arg!r} adds the group {group[1:]} again, where benchrun's config holds "
+                              f"it already (its defaults list); choose the preset without the '+': {arg[1:]}",
+                              file="config", key=group[1:])
 
 
 def _default_preset(group: str) -> str | None:
