@@ -10,6 +10,8 @@ Fixed:
    naming the string and the character (core.settings.Options._stops).
 4. A preset group given with a `+` (`+runner=openai`) said in benchrun's words, with what to write (`runner=openai`),
    not Hydra's words of a defaults list (compose.commandline._refuse_added_preset).
+5. A format whose JSON schema is past 1 MiB as JSON (an enum of a million values) refused naming its size
+   (compiler.formats.MAX_SCHEMA_BYTES, checked in compiler.plan.format_spec).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import pytest
 
 from tests.helpers.p29_input import dry_run
 from tests.helpers.p30_input import TASK, ended, refusal
-from tests.helpers.p31_input import preset_run
+from tests.helpers.p31_input import CUSTOM_FORMAT, preset_run
 
 ONE_MODEL = ("name one model as Ollama reads them, registry.ollama.ai/library/llama3.2:latest (a name is given the "
              "host, namespace and tag it leaves out: registry.ollama.ai, library, latest, and its case is not read); "
@@ -94,3 +96,15 @@ def test_a_preset_group_added_with_a_plus_is_said_in_benchruns_words(tmp_path, g
     assert ended(dry_run(tmp_path, {"tasks.yml": TASK}, given)) == refusal(
         f"in 'config': {group}: the override '{given}' adds the group {group} again, where benchrun's config holds it "
         f"already (its defaults list); choose the preset without the '+': {given[1:]}")
+
+
+def test_a_format_of_a_schema_past_a_mebibyte_is_refused(tmp_path):
+    """Before: taken (an enum of a million values: seconds of compiling, then its schema sent with every request and
+    the server making a grammar of it each time)."""
+    schema = '{"type": "object", "properties": {"answer": {"enum": [f"label-{i:06}" for i in range(100_000)]}}}'
+    done = dry_run(tmp_path, {"tasks.yml": TASK.replace("['1']", "[label-000001]") + "  format: F\n",
+                              "custom_response.py": CUSTOM_FORMAT.replace("{schema!r}", schema)})
+    assert ended(done) == refusal(
+        "in 'custom_response.py': task 't': format 'F': its JSON schema is 1,600,056 bytes as JSON, more than a "
+        "format's (1,048,576: it is sent with every request, the server making a grammar of it each time); hold the "
+        "answer to fewer values, and check it against a long list in a scorer")
