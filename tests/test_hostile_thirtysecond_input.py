@@ -12,13 +12,17 @@ Fixed:
    not Hydra's words of a defaults list (compose.commandline._refuse_added_preset).
 5. A format whose JSON schema is past 1 MiB as JSON (an enum of a million values) refused naming its size
    (compiler.formats.MAX_SCHEMA_BYTES, checked in compiler.plan.format_spec).
+6. A preset of a folder of hydra.searchpath (`hydra.searchpath=[file://DIR]`) read before Hydra with the checks of one
+   of --config-dir (compose.userpresets._config_dirs).
 """
 
 from __future__ import annotations
 
 import pytest
 
-from tests.helpers.p29_input import dry_run
+from tests.helpers.benchfiles import write_bench
+from tests.helpers.commands import call_benchrun
+from tests.helpers.p29_input import HOST, dry_run
 from tests.helpers.p30_input import TASK, ended, refusal
 from tests.helpers.p31_input import CUSTOM_FORMAT, preset_run
 
@@ -108,3 +112,17 @@ def test_a_format_of_a_schema_past_a_mebibyte_is_refused(tmp_path):
         "in 'custom_response.py': task 't': format 'F': its JSON schema is 1,600,056 bytes as JSON, more than a "
         "format's (1,048,576: it is sent with every request, the server making a grammar of it each time); hold the "
         "answer to fewer values, and check it against a long list in a scorer")
+
+
+@pytest.mark.parametrize(("preset", "said"), [
+    ("- a\n- b\n", "it holds a list, where a preset holds keys (as `model: llama3.2`)"),
+    ("type: ollama\nx: &a [*a]\n", "its YAML aliases expand to more than 100,000 values, more than a preset holds, "
+                                   "which Hydra would build one by one for minutes; write the values out, or use fewer "
+                                   "aliases")])
+def test_a_preset_of_a_search_path_folder_is_read_before_hydra_as_one_of_config_dir(tmp_path, preset, said):
+    """Before: only --config-dir's presets were read first: a list, `Hydra could not go on: ValueError: invalid
+    literal for int() with base 10: 'host'`; an alias inside itself, exit 1."""
+    write_bench(tmp_path, {"tasks.yml": TASK, "../mine/runner/mine.yaml": preset})
+    done = call_benchrun("hydra.searchpath=[pkg://benchrun,'file://mine']", "runner=mine", "task.path=bench", HOST,
+                         "dry_run=true", cwd=tmp_path)
+    assert ended(done) == refusal(f"in '{tmp_path / 'mine' / 'runner' / 'mine.yaml'}': {said}")
