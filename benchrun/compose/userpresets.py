@@ -1,6 +1,7 @@
-"""A preset folder of the user's own (`--config-dir DIR`, or one of hydra.searchpath), read before Hydra composes it: a YAML file whose aliases
-expand to more values than a config holds (seven lines of ten aliases each, a `billion laughs`, make ten million) held
-Hydra for many minutes, OmegaConf making a node of each value, before anything could be said."""
+"""A preset folder of the user's own (`--config-dir DIR`, or one of hydra.searchpath), read before Hydra composes
+it: a YAML file whose aliases expand to more values than a config holds (seven lines of ten aliases each, a `billion
+laughs`, make ten million) held Hydra for many minutes, OmegaConf making a node of each value, before anything could
+be said."""
 
 from __future__ import annotations
 
