@@ -107,7 +107,7 @@ class RunDirCheck(Callback):
         if config.get("dry_run"):  # Hydra's copies (multirun.yaml, each job's .hydra) go where hydra.sweep.dir says
             _check_sweep_dir(Path(config.hydra.sweep.dir))
             _check_subdir(config, jobs)
-            _check_swept_once(swept, OmegaConf.select(config, "runner.type", default=None))
+            _check_swept_once(swept, config)
             _check_slurm(config, launcher, jobs)
             would_be = Path(stood_for(config.hydra.sweep.dir))  # what its own directory stands in for, as launched
             if launcher.endswith(".SlurmLauncher") and (why := slurmoptions.patterned(would_be)):
@@ -122,7 +122,7 @@ class RunDirCheck(Callback):
             _refuse(why)
         _check_sweep_dir(sweep_dir)
         _check_subdir(config, jobs)
-        _check_swept_once(swept, OmegaConf.select(config, "runner.type", default=None))
+        _check_swept_once(swept, config)
         _check_slurm(config, launcher, jobs)
         _check_outside_tasks(config, "hydra.sweep.dir", sweep_dir, swept)
         top = takeback.first_made(sweep_dir)
@@ -304,17 +304,20 @@ def _check_inside(config: DictConfig) -> None:
         _refuse(why)
 
 
-def _check_swept_once(swept: list[Override], runner_type: Any) -> None:
+def _check_swept_once(swept: list[Override], config: DictConfig) -> None:
     """Refuse a sweep that lists one value twice (`runner.model=llama3.2,llama3.2`): two jobs of one label, which
     the sweep's table, its report and its exports could not tell apart (a list of models is refused alike); and one
-    of an Ollama `runner_type` that lists one model by two names (`llama3.2,llama3.2:latest`)."""
+    of the models an Ollama runner asks (the model under test's, the judge's) that lists one by two names
+    (`llama3.2,llama3.2:latest`)."""
+    runner_types = {"runner.model": OmegaConf.select(config, "runner.type", default=None),
+                    "judge.model": OmegaConf.select(config, "judge.runner", default=None)}
     for override in swept:
         listed = sweepsize.job_values(override)
         counted = Counter(sweepsize.same(value) for _, value in listed)
         if twice := next((text for text, value in listed if counted[sweepsize.same(value)] > 1), None):
             _refuse(f"in 'config': {override.key_or_group}: the sweep lists {twice!r} twice, so two of its jobs "
                     "would have one label; list each value once (repeats=k asks every sample k times in one run)")
-        if why := sweepsize.one_model_swept_twice(override, runner_type):
+        if why := sweepsize.one_model_swept_twice(override, runner_types.get(override.key_or_group)):
             _refuse(why)
         named: dict[str, str] = {}
         for text, value in listed:  # two paths of one last part (v1/mmlu, v2/mmlu): one label, told apart by nothing

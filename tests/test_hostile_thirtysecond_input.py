@@ -14,14 +14,19 @@ Fixed:
    (compiler.formats.MAX_SCHEMA_BYTES, checked in compiler.plan.format_spec).
 6. A preset of a folder of hydra.searchpath (`hydra.searchpath=[file://DIR]`) read before Hydra with the checks of one
    of --config-dir (compose.userpresets._config_dirs).
+7. A sweep of one Ollama judge model by two names (`-m judge.model=qwen2.5,qwen2.5:latest`) refused as one of the
+   model under test is (compose.sweepsize.one_model_swept_twice, of MODEL_KEYS).
 """
 
 from __future__ import annotations
 
 import pytest
+from hydra.core.override_parser.overrides_parser import OverridesParser
 
+from benchrun.compose.sweepsize import one_model_swept_twice
 from tests.helpers.benchfiles import write_bench
 from tests.helpers.commands import call_benchrun
+from tests.helpers.p29_asking import NUMBERED
 from tests.helpers.p29_input import HOST, dry_run
 from tests.helpers.p30_input import TASK, ended, refusal
 from tests.helpers.p31_input import CUSTOM_FORMAT, preset_run
@@ -126,3 +131,15 @@ def test_a_preset_of_a_search_path_folder_is_read_before_hydra_as_one_of_config_
     done = call_benchrun("hydra.searchpath=[pkg://benchrun,'file://mine']", "runner=mine", "task.path=bench", HOST,
                          "dry_run=true", cwd=tmp_path)
     assert ended(done) == refusal(f"in '{tmp_path / 'mine' / 'runner' / 'mine.yaml'}': {said}")
+
+
+def test_a_sweep_of_one_ollama_judge_model_by_two_names_is_refused(tmp_path):
+    """Before: taken, two jobs of one config whose every answer one judge model graded (only runner.model was read)."""
+    done = dry_run(tmp_path, NUMBERED, "-m", "judge.model=qwen2.5,QWEN2.5:latest")
+    assert ended(done) == refusal("in 'config': judge.model: the sweep lists one model twice: 'qwen2.5' and "
+                                  "'QWEN2.5:latest' " + ONE_MODEL.replace("llama3.2", "qwen2.5"))
+
+
+def test_a_sweep_of_one_judge_model_by_two_names_of_another_runner_is_two_jobs():
+    swept = OverridesParser.create().parse_override("judge.model=qwen2.5,qwen2.5:latest")
+    assert (one_model_swept_twice(swept, "openai"), one_model_swept_twice(swept, "ollama") is not None) == (None, True)
