@@ -16,6 +16,8 @@ Fixed:
    of --config-dir (compose.userpresets._config_dirs).
 7. A sweep of one Ollama judge model by two names (`-m judge.model=qwen2.5,qwen2.5:latest`) refused as one of the
    model under test is (compose.sweepsize.one_model_swept_twice, of MODEL_KEYS).
+8. A control character unquoted in an override (`task.name=a<ESC>`) said as a control character to remove, not
+   advised quoted with U+FFFD in its place (cli._unquoted_character).
 """
 
 from __future__ import annotations
@@ -143,3 +145,12 @@ def test_a_sweep_of_one_ollama_judge_model_by_two_names_is_refused(tmp_path):
 def test_a_sweep_of_one_judge_model_by_two_names_of_another_runner_is_two_jobs():
     swept = OverridesParser.create().parse_override("judge.model=qwen2.5,qwen2.5:latest")
     assert (one_model_swept_twice(swept, "openai"), one_model_swept_twice(swept, "ollama") is not None) == (None, True)
+
+
+@pytest.mark.parametrize(("given", "at"), [("task.name=a\x1b", 12), ("+runner.options.stop=[a\x7f]", 24)])
+def test_a_control_character_unquoted_in_an_override_is_said_to_be_removed_not_quoted(tmp_path, given, at):
+    """Before: `Hydra's override grammar takes '\\x1b' (character 12) only inside quotes; quote it: task.name='a�'`,
+    advice of another value (U+FFFD), and one refused once quoted."""
+    char = repr(given[at - 1])
+    assert ended(dry_run(tmp_path, {"tasks.yml": TASK}, given)) == refusal(
+        f"the override {given!r}: character {at}: {char}, {CONTROL}")
