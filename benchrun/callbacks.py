@@ -76,6 +76,7 @@ class RunDirCheck(Callback):
         if why := hydranames.secret_refusal("hydra.run.dir", run_dir):  # a dry run's own directory holds none
             _refuse(why)
         _check_outside_tasks(config, "hydra.run.dir", run_dir)
+        _check_inside(config)  # a dry run's too: `hydra.output_subdir=/a/run` rewrote that run's config.yaml
         if config.get("dry_run"):  # Hydra's copies go to its private directory, or to one hydra.run.dir names
             if why := refusal(run_dir) or _unowned_hydra_file(run_dir):
                 _refuse(why)
@@ -84,7 +85,6 @@ class RunDirCheck(Callback):
             takeback.note_new_run(run_dir, top)
             return
         _check_outputs(config, "hydra.run.dir")
-        _check_inside(config)
         why = refusal(run_dir) or _unowned_hydra_file(run_dir)
         if why:
             _refuse(why)
@@ -104,6 +104,7 @@ class RunDirCheck(Callback):
         launcher = str(OmegaConf.select(config, "hydra.launcher._target_", default=""))
         if launcher == JOBLIB_LAUNCHER and (why := lokykeys.workers_refusal(config.hydra.launcher, jobs)):
             _refuse(why)
+        _check_inside(config)
         if config.get("dry_run"):  # Hydra's copies (multirun.yaml, each job's .hydra) go where hydra.sweep.dir says
             _check_sweep_dir(Path(config.hydra.sweep.dir))
             _check_subdir(config, jobs)
@@ -116,7 +117,6 @@ class RunDirCheck(Callback):
                 config.hydra.launcher = {"_target_": BASIC_LAUNCHER}
             return
         _check_outputs(config, "hydra.sweep.dir")
-        _check_inside(config)
         sweep_dir = Path(config.hydra.sweep.dir)
         if why := hydranames.secret_refusal("hydra.sweep.dir", sweep_dir):  # its jobs would keep it in their records
             _refuse(why)

@@ -18,6 +18,8 @@ Fixed:
    model under test is (compose.sweepsize.one_model_swept_twice, of MODEL_KEYS).
 8. A control character unquoted in an override (`task.name=a<ESC>`) said as a control character to remove, not
    advised quoted with U+FFFD in its place (cli._unquoted_character).
+9. A dry run's hydra.output_subdir (or hydra.job.name) checked as a run's is (callbacks._check_inside): a path there
+   made Hydra write its copies (config.yaml) over an archived run's own, or outside the dry run's scratch directory.
 """
 
 from __future__ import annotations
@@ -154,3 +156,16 @@ def test_a_control_character_unquoted_in_an_override_is_said_to_be_removed_not_q
     char = repr(given[at - 1])
     assert ended(dry_run(tmp_path, {"tasks.yml": TASK}, given)) == refusal(
         f"the override {given!r}: character {at}: {char}, {CONTROL}")
+
+
+@pytest.mark.parametrize("multirun", [(), ("-m",)])
+def test_a_dry_run_puts_hydras_copies_in_no_other_directory(tmp_path, multirun):
+    """Before: a dry run took hydra.output_subdir of a path (only a run checked it): Hydra wrote its config.yaml over
+    that of the run named, an archived run's file rewritten (verify then failed), or beside the scratch dir (`..`)."""
+    (tmp_path / "old").mkdir()
+    (tmp_path / "old" / "config.yaml").write_text("kept\n")
+    done = dry_run(tmp_path, {"tasks.yml": TASK}, *multirun, f"hydra.output_subdir={tmp_path / 'old'}")
+    assert (ended(done), sorted(p.name for p in (tmp_path / "old").iterdir()),
+            (tmp_path / "old" / "config.yaml").read_text()) == (refusal(
+                f"hydra.output_subdir={tmp_path / 'old'}: a name in the run's directory (no '/', not '.' or '..'), "
+                "where its files are kept; leave it out (.hydra)"), ["config.yaml"], "kept\n")
