@@ -20,6 +20,8 @@ Fixed:
    advised quoted with U+FFFD in its place (cli._unquoted_character).
 9. A dry run's hydra.output_subdir (or hydra.job.name) checked as a run's is (callbacks._check_inside): a path there
    made Hydra write its copies (config.yaml) over an archived run's own, or outside the dry run's scratch directory.
+10. A file handler of Hydra's own log (hydra.hydra_logging, from the command line or a preset) refused: Hydra appended
+    its lines to any file named, an archived run's records too (compose.hydragiven._check_logging).
 """
 
 from __future__ import annotations
@@ -169,3 +171,16 @@ def test_a_dry_run_puts_hydras_copies_in_no_other_directory(tmp_path, multirun):
             (tmp_path / "old" / "config.yaml").read_text()) == (refusal(
                 f"hydra.output_subdir={tmp_path / 'old'}: a name in the run's directory (no '/', not '.' or '..'), "
                 "where its files are kept; leave it out (.hydra)"), ["config.yaml"], "kept\n")
+
+
+def test_a_file_handler_of_hydras_own_log_is_refused_before_it_writes(tmp_path):
+    """Before: taken, Hydra appending `Launching 1 jobs locally` and the job's overrides to the file named (an archived
+    run's responses.jsonl, which verify then failed)."""
+    kept = tmp_path / "records.jsonl"
+    kept.write_text("kept\n")
+    done = dry_run(tmp_path, {"tasks.yml": TASK}, "-m", "hydra.hydra_logging.root.handlers=[console,f]",
+                   f"+hydra.hydra_logging.handlers.f={{class:logging.FileHandler,filename:{kept}}}")
+    assert (ended(done), kept.read_text()) == (refusal(
+        f"hydra.hydra_logging.handlers.f.filename={kept}: Hydra's own log goes to the console alone: a file of it is "
+        "appended to wherever it is told, an archived run's records too, and masks no credential; leave "
+        "hydra.hydra_logging's handlers out"), "kept\n")

@@ -60,13 +60,21 @@ def _check_stays(config: DictConfig) -> None:
 def _check_logging(config: DictConfig) -> None:
     """Refuse an override of the job's logging (`hydra/job_logging=none`, `hydra.job_logging.handlers...`): it is the
     run's log (benchrun.log, where what custom_*.py print goes) and the masking of every credential in what is
-    logged; `none` left the log empty, `disabled` was a traceback of logging's own."""
+    logged; `none` left the log empty, `disabled` was a traceback of logging's own. And a file handler of Hydra's own
+    log, from the command line or a preset: Hydra appended its lines (`Launching 1 jobs locally`) to any file named,
+    an archived run's responses.jsonl among them."""
     for override in OmegaConf.to_container(config.hydra.overrides.hydra):
         key = override_key(override)
         if key == "hydra/job_logging" or key.startswith("hydra.job_logging"):
             raise ConfigError(f"{override}: the job's logging is benchrun's: it writes the run's log ({LOG}) and "
                               "masks every credential in what is logged; leave hydra/job_logging out "
                               "(hydra.verbose=true logs more)")
+    handlers = OmegaConf.to_container(config.hydra.hydra_logging, resolve=False).get("handlers") or {}
+    for name, handler in handlers.items():
+        if isinstance(handler, dict) and "filename" in handler:
+            raise ConfigError(f"hydra.hydra_logging.handlers.{name}.filename={handler['filename']}: Hydra's own log "
+                              "goes to the console alone: a file of it is appended to wherever it is told, an archived "
+                              "run's records too, and masks no credential; leave hydra.hydra_logging's handlers out")
 
 
 def _check_unread_presets(config: DictConfig) -> None:
