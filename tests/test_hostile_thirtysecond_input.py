@@ -22,6 +22,8 @@ Fixed:
    made Hydra write its copies (config.yaml) over an archived run's own, or outside the dry run's scratch directory.
 10. A file handler of Hydra's own log (hydra.hydra_logging, from the command line or a preset) refused: Hydra appended
     its lines to any file named, an archived run's records too (compose.hydragiven._check_logging).
+11. A refusal of the cache's place that $XDG_CACHE_HOME (or $HOME) chose names the variable beside cache_dir
+    (execute.cache.store_for), as one of OLLAMA_HOST's does.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ import pytest
 from hydra.core.override_parser.overrides_parser import OverridesParser
 
 from benchrun.compose.sweepsize import one_model_swept_twice
+from benchrun.testing.ollama_server import FakeOllama
 from tests.helpers.benchfiles import write_bench
 from tests.helpers.commands import call_benchrun
 from tests.helpers.p29_asking import NUMBERED
@@ -184,3 +187,15 @@ def test_a_file_handler_of_hydras_own_log_is_refused_before_it_writes(tmp_path):
         f"hydra.hydra_logging.handlers.f.filename={kept}: Hydra's own log goes to the console alone: a file of it is "
         "appended to wherever it is told, an archived run's records too, and masks no credential; leave "
         "hydra.hydra_logging's handlers out"), "kept\n")
+
+
+def test_a_cache_place_an_environment_variable_chose_names_the_variable(tmp_path):
+    """Before: `in 'config': cache_dir: ...`, a key the user never wrote, $XDG_CACHE_HOME unnamed."""
+    write_bench(tmp_path, {"tasks.yml": TASK, "../sweep/multirun.yaml": ""})
+    with FakeOllama(models=["m"], responder=lambda req: '{"answer": "1"}') as server:
+        done = call_benchrun("task.path=bench", f"runner.host={server.url}", "runner.model=m", cwd=tmp_path,
+                             env={"XDG_CACHE_HOME": str(tmp_path / "sweep")})
+    assert ended(done) == refusal(
+        f"in 'config': cache_dir (from $XDG_CACHE_HOME): {tmp_path / 'sweep' / 'benchrun'} is inside a sweep's "
+        f"directory ({tmp_path / 'sweep'}), which holds that sweep's files alone; put the cache elsewhere "
+        "(cache_dir=DIR), or cache=false")
