@@ -5,7 +5,8 @@ Fixed:
 1. One Ollama model named in two cases (`llama3.2`, `llama3.2:LATEST`), in a sweep or a list, refused naming both
    (core.officialclient.ollama_model): Ollama looks a name's parts up by strings.EqualFold.
 2. A runner option that counts (num_ctx, num_predict, num_batch, num_thread, num_gpu, num_keep, top_k, repeat_last_n)
-   below the least Ollama gives a meaning refused, saying what its special values mean (core.optioncounts).
+   below the least Ollama gives a meaning, or a probability (top_p, typical_p, min_p) outside 0 to 1, refused, saying
+   what its special values mean (core.optionbounds).
 3. A stop string holding a control character (ESC, DEL, NUL, from a preset's escapes or a quoted override) refused
    naming the string and the character (core.settings.Options._stops).
 4. A preset group given with a `+` (`+runner=openai`) said in benchrun's words, with what to write (`runner=openai`),
@@ -67,16 +68,21 @@ def test_one_ollama_model_by_two_cases_is_refused(tmp_path, args, said):
     ("num_keep=-2", "-2 is no count of the prompt's tokens to keep (-1 keeps them all): give -1 or more"),
     ("top_k=-1", "-1 is no count of the likeliest tokens to sample from (0 takes them all): give 0 or more"),
     ("repeat_last_n=-2", "-2 is no count of tokens to look back over (-1 is the whole context, 0 none): give -1 or "
-                         "more")])
-def test_a_count_option_below_the_least_ollama_reads_is_refused(tmp_path, given, said):
-    """Before: taken, and sent (a context of -5 tokens passed on to the engine, a batch of 0 taken for the default)."""
+                         "more"),
+    ("top_p=2", "2.0 is no probability, which top_p is, the share of chance the likeliest tokens sampled from add up "
+                "to (1 takes them all): give 0 to 1"),
+    ("typical_p=-0.5", "-0.5 is no probability, which typical_p is, the share of chance of the typical tokens sampled "
+                       "from (1 takes them all): give 0 to 1")])
+def test_an_option_outside_the_bounds_ollama_reads_is_refused(tmp_path, given, said):
+    """Before: taken, and sent (a context of -5 tokens passed on to the engine, a batch of 0 taken for the default, a
+    top_p of 2 read as no cut)."""
     done = dry_run(tmp_path, {"tasks.yml": TASK}, f"+runner.options.{given}")
     assert ended(done) == refusal(f"in 'config': runner.options.{given.split('=')[0]}: {said}")
 
 
-def test_count_options_at_their_least_are_taken(tmp_path):
+def test_options_at_their_bounds_are_taken(tmp_path):
     given = ["num_ctx=0", "num_predict=-2", "num_thread=0", "num_gpu=-1", "top_k=0", "repeat_last_n=-1", "num_keep=-1",
-             "num_batch=1"]
+             "num_batch=1", "top_p=1", "typical_p=0"]
     done = dry_run(tmp_path, {"tasks.yml": TASK}, *(f"+runner.options.{option}" for option in given))
     assert (done.returncode, done.stderr) == (0, "")
 

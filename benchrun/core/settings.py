@@ -27,7 +27,7 @@ from benchrun.core.filebytes import UNASKED, unasked_said
 from benchrun.core.goduration import keep_alive_problem
 from benchrun.core.layout import OUTPUTS, unusable_directory
 from benchrun.core.officialclient import ollama_address, one_model_named_twice
-from benchrun.core.optioncounts import LEAST, count_below_least
+from benchrun.core.optionbounds import BOUNDED, out_of_bounds
 from benchrun.core.seeds import a_seed, repeat_seeds_fit
 from benchrun.core.serverurls import DEFAULT_OLLAMA_HOST, DEFAULT_OPENAI_BASE_URL, servers
 from benchrun.core.settingsbase import Settings
@@ -41,7 +41,7 @@ LOCAL_OPTIONS = {"temperature": float, "seed": int, "num_predict": int, "top_p":
                  "stop": list[str], "num_ctx": int, "num_thread": Annotated[int, Field(ge=1)]}
 """The options runner=local uses (benchrun.execute.runners.local maps each to llama.cpp), and their types: fewer than
 one thread, which llama.cpp takes silently for its default, is refused naming the option (the counts' other bounds are
-core.optioncounts', as for Ollama: a context of 0 tokens is the model's own)."""
+core.optionbounds', as for Ollama: a context of 0 tokens is the model's own)."""
 
 
 class Options(Settings):
@@ -61,10 +61,10 @@ class Options(Settings):
                 raise ValueError(f"the stop string {text!r}: {unasked_said(found[0])}")
         return stop
 
-    @field_validator(*LEAST, check_fields=False)
+    @field_validator(*BOUNDED, check_fields=False)
     @classmethod
-    def _counts(cls, value: Any, info: ValidationInfo) -> Any:
-        return count_below_least(info.field_name, value)
+    def _bounded(cls, value: Any, info: ValidationInfo) -> Any:
+        return out_of_bounds(info.field_name, value)
 
     @field_validator("seed", check_fields=False)
     @classmethod
