@@ -122,6 +122,13 @@ def test_a_preset_group_added_with_a_plus_is_said_in_benchruns_words(tmp_path, g
         f"already (its defaults list); choose the preset without the '+': {given[1:]}")
 
 
+def test_a_preset_group_added_as_null_is_said_as_null_not_as_added(tmp_path):
+    """Before (with the `+` said first): advised `model=null`, which is refused in turn."""
+    assert ended(dry_run(tmp_path, {"tasks.yml": TASK}, "+model=null")) == refusal(
+        "in 'config': model: one preset's name belongs here (shipped: gemma3, llama3.2), not null; none is the "
+        "default: leave model= out")
+
+
 def test_a_format_of_a_schema_past_a_mebibyte_is_refused(tmp_path):
     """Before: taken (an enum of a million values: seconds of compiling, then its schema sent with every request and
     the server making a grammar of it each time)."""

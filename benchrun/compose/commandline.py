@@ -69,12 +69,12 @@ def _refuse_set_and_deleted(argv: Sequence[str]) -> None:
 def _refuse_no_one_preset(argv: Sequence[str]) -> None:
     """Refuse a group of benchrun's presets (runner, task, model) given `null` (alone, or as one of a sweep's values:
     `-m runner=null,ollama`) or a list (`runner=[ollama,local]`), which Hydra met with a ValueError of its own, or
-    merged into one config of keys no runner has."""
+    merged into one config of keys no runner has; given with a `+` too (`+model=null`), said before the `+` is."""
     for arg in argv:
-        group, _, value = arg.partition("=")
+        group, _, value = arg.removeprefix("+").partition("=")
         given = value.strip()
         nulls = "null" in (item.strip() for item in given.split(","))
-        if arg.startswith(("-", "+", "~")) or group not in PRESET_GROUPS or not (nulls or given.startswith("[")):
+        if arg.startswith(("-", "++", "~")) or group not in PRESET_GROUPS or not (nulls or given.startswith("[")):
             continue
         shipped = ", ".join(sorted(path.stem for path in (conf_dir() / group).glob("*.yaml")))
         if given.startswith("["):
