@@ -10,7 +10,8 @@ Fixed:
 3. A stop string holding a control character (ESC, DEL, NUL, from a preset's escapes or a quoted override) refused
    naming the string and the character (core.settings.Options._stops).
 4. A preset group given with a `+` (`+runner=openai`) said in benchrun's words, with what to write (`runner=openai`),
-   not Hydra's words of a defaults list (compose.commandline._refuse_added_preset).
+   not Hydra's words of a defaults list (compose.commandline._refuse_added_preset); one of null or a list said as
+   such (`_refuse_no_one_preset`), not advised without the `+` and refused in turn.
 5. A format whose JSON schema is past 1 MiB as JSON (an enum of a million values) refused naming its size
    (compiler.formats.MAX_SCHEMA_BYTES, checked in compiler.plan.format_spec).
 6. A preset of a folder of hydra.searchpath (`hydra.searchpath=[file://DIR]`) read before Hydra with the checks of one
