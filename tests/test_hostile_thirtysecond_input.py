@@ -26,6 +26,8 @@ Fixed:
     its lines to any file named, an archived run's records too (compose.hydragiven._check_logging).
 11. A refusal of the cache's place that $XDG_CACHE_HOME (or $HOME) chose names the variable beside cache_dir
     (execute.cache.store_for), as one of OLLAMA_HOST's does.
+12. One server listed twice in a list of servers by two spellings (`:09` and `:9`, `LOCALHOST`, `http://h` and
+    `http://h:80`) refused as one listed twice (core.serverurls.one_server).
 """
 
 from __future__ import annotations
@@ -213,3 +215,15 @@ def test_a_cache_place_an_environment_variable_chose_names_the_variable(tmp_path
         f"in 'config': cache_dir (from $XDG_CACHE_HOME): {tmp_path / 'sweep' / 'benchrun'} is inside a sweep's "
         f"directory ({tmp_path / 'sweep'}), which holds that sweep's files alone; put the cache elsewhere "
         "(cache_dir=DIR), or cache=false")
+
+
+@pytest.mark.parametrize(("hosts", "twice", "first"), [
+    ("[http://127.0.0.1:9,http://127.0.0.1:09]", "http://127.0.0.1:09", "http://127.0.0.1:9"),
+    ("[http://localhost:11434,HTTP://LOCALHOST:11434]", "HTTP://LOCALHOST:11434", "http://localhost:11434"),
+    ("[http://h:80,http://h]", "http://h", "http://h:80")])
+def test_one_server_by_two_spellings_is_listed_twice(tmp_path, hosts, twice, first):
+    """Before: taken, the run sending twice runner.concurrency requests at once to one server (its port with a leading
+    zero, its host or scheme in capitals, its scheme's own port written out or not)."""
+    done = dry_run(tmp_path, {"tasks.yml": TASK}, f"runner.host={hosts}")
+    assert ended(done) == refusal(f"in 'config': runner.host: '{twice}' is listed twice (as '{first}'): list each "
+                                  "server once")
