@@ -9,6 +9,7 @@ import os
 import re
 import resource
 import sys
+import tempfile
 import threading
 from collections import Counter
 from pathlib import Path
@@ -19,13 +20,13 @@ from hydra.core.utils import JobReturn, JobStatus
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf, open_dict, read_write
 
-from benchrun.archive.claims import holds_sweep, refusal
+from benchrun.archive.claims import archive_around, holds_sweep, refusal
 from benchrun.archive.dirlock import own_file
 from benchrun.archive.sweep import write_sweep_summary
 from benchrun.archive.sweepsources import changed_source
 from benchrun.compiler.tasksdir import bench_around, tasks_around
 from benchrun.compose import hydragiven, hydranames, lokykeys, slurmoptions, slurmqueue, sweepsize, takeback
-from benchrun.compose.config import checked_directory, stood_for
+from benchrun.compose.config import DRY_RUN_DIRS, checked_directory, stood_for
 from benchrun.compose.labels import label
 from benchrun.compose.lokykeys import JOBLIB_LAUNCHER
 from benchrun.console import output
@@ -78,7 +79,7 @@ class RunDirCheck(Callback):
         _check_outside_tasks(config, "hydra.run.dir", run_dir)
         _check_inside(config)  # a dry run's too: `hydra.output_subdir=/a/run` rewrote that run's config.yaml
         if config.get("dry_run"):  # Hydra's copies go to its private directory, or to one hydra.run.dir names
-            if why := refusal(run_dir) or _unowned_hydra_file(run_dir):
+            if why := _tmpdir_refusal(run_dir) or refusal(run_dir) or _unowned_hydra_file(run_dir):
                 _refuse(why)
             top = takeback.first_made(Path(os.path.abspath(run_dir)))  # hydra.run.dir's folders, if it makes them
             _hold(run_dir)
@@ -295,6 +296,15 @@ def _check_subdir(config: DictConfig, jobs: float) -> None:
     (`hydranames.subdir_refusal`)."""
     if why := hydranames.subdir_refusal(OmegaConf.to_container(config.hydra.sweep, resolve=False)["subdir"], jobs):
         _refuse(why)
+
+
+def _tmpdir_refusal(run_dir: Path) -> str | None:
+    """Why a dry run's own directory is refused when $TMPDIR, where it is made, is in or inside a run's or a sweep's
+    directory: said of the variable, not of a directory the user never named (with `hydra.run.dir=` for advice)."""
+    if str(run_dir) not in DRY_RUN_DIRS or not (archived := archive_around(Path(tempfile.gettempdir()))):
+        return None
+    return (f"$TMPDIR ({tempfile.gettempdir()}) is {archived}, and a dry run makes its own directory there; set "
+            "TMPDIR to another folder")
 
 
 def _check_inside(config: DictConfig) -> None:

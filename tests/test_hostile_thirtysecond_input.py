@@ -28,9 +28,13 @@ Fixed:
     (execute.cache.store_for), as one of OLLAMA_HOST's does.
 12. One server listed twice in a list of servers by two spellings (`:09` and `:9`, `LOCALHOST`, `http://h` and
     `http://h:80`) refused as one listed twice (core.serverurls.one_server).
+13. A dry run whose $TMPDIR is in a run's or a sweep's directory refused naming $TMPDIR (a sweep's was taken; a run's
+    said of the scratch directory made there, with advice of hydra.run.dir) (callbacks._tmpdir_refusal).
 """
 
 from __future__ import annotations
+
+import tempfile
 
 import pytest
 from hydra.core.override_parser.overrides_parser import OverridesParser
@@ -227,3 +231,15 @@ def test_one_server_by_two_spellings_is_listed_twice(tmp_path, hosts, twice, fir
     done = dry_run(tmp_path, {"tasks.yml": TASK}, f"runner.host={hosts}")
     assert ended(done) == refusal(f"in 'config': runner.host: '{twice}' is listed twice (as '{first}'): list each "
                                   "server once")
+
+
+def test_a_tmpdir_inside_a_sweeps_directory_is_said_of_the_variable(tmp_path, monkeypatch):
+    """Before: taken, the dry run's own directory made among a sweep's files; of a run's directory, refused as
+    `.../benchrun-dry-run-xyz is inside the run directory ...; pick a new directory (hydra.run.dir=...)`, a directory
+    the user never named, with advice of a key that was not at fault."""
+    write_bench(tmp_path, {"tasks.yml": TASK, "../sweep/multirun.yaml": ""})
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "sweep"))  # $TMPDIR, as tempfile read it
+    done = call_benchrun("task.path=bench", HOST, "dry_run=true", cwd=tmp_path)
+    assert ended(done) == refusal(
+        f"$TMPDIR ({tmp_path / 'sweep'}) is a sweep's directory, which holds that sweep's files alone, and a dry run "
+        "makes its own directory there; set TMPDIR to another folder")
