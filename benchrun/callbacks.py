@@ -9,6 +9,7 @@ import os
 import re
 import resource
 import sys
+import tempfile
 import threading
 from collections import Counter
 from pathlib import Path
@@ -19,13 +20,13 @@ from hydra.core.utils import JobReturn, JobStatus
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf, open_dict, read_write
 
-from benchrun.archive.claims import holds_sweep, refusal
+from benchrun.archive.claims import archive_around, holds_sweep, refusal
 from benchrun.archive.dirlock import own_file
 from benchrun.archive.sweep import write_sweep_summary
 from benchrun.archive.sweepsources import changed_source
 from benchrun.compiler.tasksdir import bench_around, tasks_around
 from benchrun.compose import hydragiven, hydranames, lokykeys, slurmoptions, slurmqueue, sweepsize, takeback
-from benchrun.compose.config import checked_directory, stood_for
+from benchrun.compose.config import DRY_RUN_DIRS, checked_directory, stood_for
 from benchrun.compose.labels import label
 from benchrun.compose.lokykeys import JOBLIB_LAUNCHER
 from benchrun.console import output
@@ -76,15 +77,15 @@ class RunDirCheck(Callback):
         if why := hydranames.secret_refusal("hydra.run.dir", run_dir):  # a dry run's own directory holds none
             _refuse(why)
         _check_outside_tasks(config, "hydra.run.dir", run_dir)
+        _check_inside(config)  # a dry run's too: `hydra.output_subdir=/a/run` rewrote that run's config.yaml
         if config.get("dry_run"):  # Hydra's copies go to its private directory, or to one hydra.run.dir names
-            if why := refusal(run_dir) or _unowned_hydra_file(run_dir):
+            if why := _tmpdir_refusal(run_dir) or refusal(run_dir) or _unowned_hydra_file(run_dir):
                 _refuse(why)
             top = takeback.first_made(Path(os.path.abspath(run_dir)))  # hydra.run.dir's folders, if it makes them
             _hold(run_dir)
             takeback.note_new_run(run_dir, top)
             return
         _check_outputs(config, "hydra.run.dir")
-        _check_inside(config)
         why = refusal(run_dir) or _unowned_hydra_file(run_dir)
         if why:
             _refuse(why)
@@ -104,10 +105,11 @@ class RunDirCheck(Callback):
         launcher = str(OmegaConf.select(config, "hydra.launcher._target_", default=""))
         if launcher == JOBLIB_LAUNCHER and (why := lokykeys.workers_refusal(config.hydra.launcher, jobs)):
             _refuse(why)
+        _check_inside(config)
         if config.get("dry_run"):  # Hydra's copies (multirun.yaml, each job's .hydra) go where hydra.sweep.dir says
             _check_sweep_dir(Path(config.hydra.sweep.dir))
             _check_subdir(config, jobs)
-            _check_swept_once(swept, OmegaConf.select(config, "runner.type", default=None))
+            _check_swept_once(swept, config)
             _check_slurm(config, launcher, jobs)
             would_be = Path(stood_for(config.hydra.sweep.dir))  # what its own directory stands in for, as launched
             if launcher.endswith(".SlurmLauncher") and (why := slurmoptions.patterned(would_be)):
@@ -116,13 +118,12 @@ class RunDirCheck(Callback):
                 config.hydra.launcher = {"_target_": BASIC_LAUNCHER}
             return
         _check_outputs(config, "hydra.sweep.dir")
-        _check_inside(config)
         sweep_dir = Path(config.hydra.sweep.dir)
         if why := hydranames.secret_refusal("hydra.sweep.dir", sweep_dir):  # its jobs would keep it in their records
             _refuse(why)
         _check_sweep_dir(sweep_dir)
         _check_subdir(config, jobs)
-        _check_swept_once(swept, OmegaConf.select(config, "runner.type", default=None))
+        _check_swept_once(swept, config)
         _check_slurm(config, launcher, jobs)
         _check_outside_tasks(config, "hydra.sweep.dir", sweep_dir, swept)
         top = takeback.first_made(sweep_dir)
@@ -298,6 +299,15 @@ def _check_subdir(config: DictConfig, jobs: float) -> None:
         _refuse(why)
 
 
+def _tmpdir_refusal(run_dir: Path) -> str | None:
+    """Why a dry run's own directory is refused when $TMPDIR, where it is made, is in or inside a run's or a sweep's
+    directory: said of the variable, not of a directory the user never named (with `hydra.run.dir=` for advice)."""
+    if str(run_dir) not in DRY_RUN_DIRS or not (archived := archive_around(Path(tempfile.gettempdir()))):
+        return None
+    return (f"$TMPDIR ({tempfile.gettempdir()}) is {archived}, and a dry run makes its own directory there; set "
+            "TMPDIR to another folder")
+
+
 def _check_inside(config: DictConfig) -> None:
     """Refuse a name Hydra puts a run's own files under that leads out of the run's directory or takes a name of the
     run's own (`hydranames.inside_refusal`)."""
@@ -305,17 +315,20 @@ def _check_inside(config: DictConfig) -> None:
         _refuse(why)
 
 
-def _check_swept_once(swept: list[Override], runner_type: Any) -> None:
+def _check_swept_once(swept: list[Override], config: DictConfig) -> None:
     """Refuse a sweep that lists one value twice (`runner.model=llama3.2,llama3.2`): two jobs of one label, which
     the sweep's table, its report and its exports could not tell apart (a list of models is refused alike); and one
-    of an Ollama `runner_type` that lists one model by two names (`llama3.2,llama3.2:latest`)."""
+    of the models an Ollama runner asks (the model under test's, the judge's) that lists one by two names
+    (`llama3.2,llama3.2:latest`)."""
+    runner_types = {"runner.model": OmegaConf.select(config, "runner.type", default=None),
+                    "judge.model": OmegaConf.select(config, "judge.runner", default=None)}
     for override in swept:
         listed = sweepsize.job_values(override)
         counted = Counter(sweepsize.same(value) for _, value in listed)
         if twice := next((text for text, value in listed if counted[sweepsize.same(value)] > 1), None):
             _refuse(f"in 'config': {override.key_or_group}: the sweep lists {twice!r} twice, so two of its jobs "
                     "would have one label; list each value once (repeats=k asks every sample k times in one run)")
-        if why := sweepsize.one_model_swept_twice(override, runner_type):
+        if why := sweepsize.one_model_swept_twice(override, runner_types.get(override.key_or_group)):
             _refuse(why)
         named: dict[str, str] = {}
         for text, value in listed:  # two paths of one last part (v1/mmlu, v2/mmlu): one label, told apart by nothing

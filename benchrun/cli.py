@@ -246,13 +246,16 @@ logging with `logging.config`)."""
 
 def _unquoted_character(err: OverrideParseException) -> str | None:
     """Hydra's `LexerNoViableAltException: OVERRIDE` (with a caret under the character) for a character its grammar
-    takes only in quotes (`é`, `ö`, `😀`), as a line naming the override, the character and the fix; else None."""
+    takes only in quotes (`é`, `ö`, `😀`), as a line naming the override, the character and the fix (a control
+    character, which no text holds, is to be removed: quoting it put U+FFFD in the advice); else None."""
     prefix, lines = "LexerNoViableAltException: ", err.message.splitlines()
     if len(lines) < 2 or not lines[0].startswith(prefix) or "^" not in lines[1]:
         return None
     at = lines[1].index("^") - len(prefix)
     if not 0 <= at < len(err.override):
         return None
+    if UNASKED.match(err.override[at]):  # quoted, it is taken by the grammar and refused as a text's
+        return f"the override {err.override!r}: character {at + 1}: {unasked_said(err.override[at], raw=True)}"
     said = f"the override {err.override!r}: Hydra's override grammar takes {err.override[at]!r} (character {at + 1})"
     if at < err.override.find("=") or "=" not in err.override:  # quoting the value would not help: it is the key's
         return f"{said} in no key, and no key of the config holds it: keys are written in ASCII (runner.model, task.path)"

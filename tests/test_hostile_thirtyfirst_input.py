@@ -152,7 +152,7 @@ def test_a_refusal_of_a_value_given_on_the_command_line_names_no_variable(tmp_pa
 
 ONE_MODEL = ("'llama3.2' and 'llama3.2:latest' name one model as Ollama reads them, registry.ollama.ai/library/"
              "llama3.2:latest (a name is given the host, namespace and tag it leaves out: registry.ollama.ai, library, "
-             "latest); list each model once")
+             "latest, and its case is not read); list each model once")
 
 
 def test_a_sweep_of_one_ollama_model_by_two_names_is_refused(tmp_path):

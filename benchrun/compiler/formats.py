@@ -11,6 +11,10 @@ from pydantic import BaseModel
 from benchrun.compiler.usercode import defined_here, import_file
 
 CUSTOM_FILE = "custom_response.py"
+MAX_SCHEMA_BYTES = 2**20
+"""The longest JSON schema a format has, as JSON (1 MiB: an enum of some 50,000 labels). It is sent with every
+request, the server making a grammar of it each time, and kept in the manifest; an enum of a million values took
+seconds to compile before anything was asked."""
 
 
 class YesNo(str, Enum):

@@ -184,7 +184,12 @@ def format_spec(name: str, known: dict[str, type[BaseModel]], where: dict[str, s
     custom = origin == formats.CUSTOM_FILE  # the class runs the user's code, contained (0.6 ms a task)
     with contained(formats.CUSTOM_FILE, f"format '{name}' has no JSON schema") if custom else contextlib.nullcontext():
         schema = cls.model_json_schema()
-        json.dumps(schema, ensure_ascii=False, allow_nan=False).encode("utf-8")  # as the manifest must hold it
+        size = len(json.dumps(schema, ensure_ascii=False, allow_nan=False).encode("utf-8"))  # as the manifest holds it
+    if size > formats.MAX_SCHEMA_BYTES:
+        raise TaskError(f"format '{name}': its JSON schema is {size:,} bytes as JSON, more than a format's "
+                        f"({formats.MAX_SCHEMA_BYTES:,}: it is sent with every request, the server making a grammar of "
+                        "it each time); hold the answer to fewer values, and check it against a long list in a scorer",
+                        file=formats.CUSTOM_FILE, task=where.get("task"))
     _refs_inside(name, schema)
     if custom:
         _read_alike(name, schema, where.get("task"))

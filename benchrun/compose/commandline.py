@@ -49,6 +49,7 @@ def refuse_bad_overrides(argv: Sequence[str]) -> None:
                               f"({MAX_OVERRIDE_ITEMS:,}); give fewer, or split the sweep", file="config", key=key)
     _refuse_set_and_deleted(argv)
     _refuse_no_one_preset(argv)
+    _refuse_added_preset(argv)
     _refuse_logging(argv)
 
 
@@ -88,12 +89,12 @@ def _refuse_set_and_deleted(argv: Sequence[str]) -> None:
 def _refuse_no_one_preset(argv: Sequence[str]) -> None:
     """Refuse a group of benchrun's presets (runner, task, model) given `null` (alone, or as one of a sweep's values:
     `-m runner=null,ollama`) or a list (`runner=[ollama,local]`), which Hydra met with a ValueError of its own, or
-    merged into one config of keys no runner has."""
+    merged into one config of keys no runner has; given with a `+` too (`+model=null`), said before the `+` is."""
     for arg in argv:
-        group, _, value = arg.partition("=")
+        group, _, value = arg.removeprefix("+").partition("=")
         given = value.strip()
         nulls = "null" in (item.strip() for item in given.split(","))
-        if arg.startswith(("-", "+", "~")) or group not in PRESET_GROUPS or not (nulls or given.startswith("[")):
+        if arg.startswith(("-", "++", "~")) or group not in PRESET_GROUPS or not (nulls or given.startswith("[")):
             continue
         shipped = ", ".join(sorted(path.stem for path in (conf_dir() / group).glob("*.yaml")))
         if given.startswith("["):
@@ -102,6 +103,18 @@ def _refuse_no_one_preset(argv: Sequence[str]) -> None:
         leave = f"; none is the default: leave {group}= out" if _default_preset(group) is None else ""
         raise ConfigError(f"one preset's name belongs here (shipped: {shipped}), not null{leave}", file="config",
                           key=group)
+
+
+def _refuse_added_preset(argv: Sequence[str]) -> None:
+    """Refuse a group of benchrun's presets given with a `+` (`+runner=openai`): conf/config.yaml's defaults list
+    holds the group already, so Hydra said `Multiple values for runner. To override a value use 'override runner:
+    openai'`, the words of a defaults list in a file, not of the command line."""
+    for arg in argv:
+        group, _, value = arg.partition("=")
+        if arg.startswith("+") and not arg.startswith("++") and group[1:] in PRESET_GROUPS and value.strip():
+            raise ConfigError(f"the override {arg!r} adds the group {group[1:]} again, where benchrun's config holds "
+                              f"it already (its defaults list); choose the preset without the '+': {arg[1:]}",
+                              file="config", key=group[1:])
 
 
 def _default_preset(group: str) -> str | None:

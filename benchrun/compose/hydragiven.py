@@ -33,6 +33,7 @@ def refuse_given(config: DictConfig) -> None:
     """Raise ConfigError for the first of Hydra's settings in `config` (a run's or a sweep's) that benchrun refuses."""
     _check_secrets(config)
     _check_stays(config)
+    _check_hydra_log_files(config)
     _check_unread_presets(config)
     _check_launcher_keys(config)
 
@@ -54,6 +55,18 @@ def _check_stays(config: DictConfig) -> None:
         raise ConfigError("hydra.job.chdir=true: benchrun stays in the directory it was started in, where relative "
                           "paths (task.path, runner_file) are found and a scorer's own files are written, never among "
                           "the run's; leave hydra.job.chdir out")
+
+
+def _check_hydra_log_files(config: DictConfig) -> None:
+    """Refuse a file handler of Hydra's own log (a preset of the user's, `hydra/hydra_logging=mine`; the command
+    line's overrides of it are refused before Hydra): Hydra appended its lines (`Launching 1 jobs locally`) to any
+    file named, an archived run's responses.jsonl among them."""
+    handlers = OmegaConf.to_container(config.hydra.hydra_logging, resolve=False).get("handlers") or {}
+    for name, handler in handlers.items():
+        if isinstance(handler, dict) and "filename" in handler:
+            raise ConfigError(f"hydra.hydra_logging.handlers.{name}.filename={handler['filename']}: Hydra's own log "
+                              "goes to the console alone: a file of it is appended to wherever it is told, an archived "
+                              "run's records too, and masks no credential; leave hydra.hydra_logging's handlers out")
 
 
 def _check_unread_presets(config: DictConfig) -> None:

@@ -165,11 +165,16 @@ def one_model_a_job(cfg: dict[str, Any], runner_file: str | None = None) -> None
                           f"-m runner.model={','.join(map(str, models))}{without}", file="config", key="runner.model")
 
 
+MODEL_KEYS = ("runner.model", "judge.model")
+"""The keys naming a model a run asks: the model under test's, and the judge model's."""
+
+
 def one_model_swept_twice(override: Override, runner_type: Any) -> str | None:
-    """Why a sweep of Ollama's models (`-m runner.model=llama3.2,llama3.2:latest`) lists one model twice as Ollama
-    reads their names: two jobs of one config, asking one model; None for any other sweep."""
-    if runner_type != "ollama" or override.key_or_group != "runner.model":
+    """Why a sweep of Ollama's models (`-m runner.model=llama3.2,llama3.2:latest`, or the judge's) lists one model
+    twice as Ollama reads their names: two jobs of one config, asking one model; None for any other sweep.
+    `runner_type` is the type of the runner asking the model swept (runner.type, judge.runner)."""
+    if runner_type != "ollama" or override.key_or_group not in MODEL_KEYS:
         return None
     names = [value for _, value in job_values(override) if isinstance(value, str)]
     why = one_model_named_twice(names)
-    return f"in 'config': runner.model: the sweep lists one model twice: {why}" if why else None
+    return f"in 'config': {override.key_or_group}: the sweep lists one model twice: {why}" if why else None

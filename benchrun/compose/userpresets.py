@@ -1,6 +1,7 @@
-"""A preset folder of the user's own (`--config-dir DIR`), read before Hydra composes it: a YAML file whose aliases
-expand to more values than a config holds (seven lines of ten aliases each, a `billion laughs`, make ten million) held
-Hydra for many minutes, OmegaConf making a node of each value, before anything could be said."""
+"""A preset folder of the user's own (`--config-dir DIR`, or one of hydra.searchpath), read before Hydra composes
+it: a YAML file whose aliases expand to more values than a config holds (seven lines of ten aliases each, a `billion
+laughs`, make ten million) held Hydra for many minutes, OmegaConf making a node of each value, before anything could
+be said."""
 
 from __future__ import annotations
 
@@ -21,6 +22,8 @@ whole config is under a hundred)."""
 MAX_PRESET_FILES = 1_000
 """The most YAML files of a preset folder read before Hydra: a folder of more is no folder of presets."""
 CONFIG_DIR_FLAGS = ("--config-dir", "-cd")
+SEARCH_PATH, FOLDER_SCHEME = "hydra.searchpath", "file://"
+"""The key listing further preset folders, and the scheme of one that is a folder."""
 
 
 def refuse_expanding_presets(argv: Sequence[str]) -> None:
@@ -41,7 +44,8 @@ def _group(arg: str) -> str:
 
 
 def _config_dirs(argv: Sequence[str]) -> list[str]:
-    """The folders `--config-dir DIR`, `--config-dir=DIR` or `-cd DIR` name."""
+    """The folders `--config-dir DIR`, `--config-dir=DIR` or `-cd DIR` name, and those of hydra.searchpath that are
+    folders (`hydra.searchpath=[file://DIR]`; a `pkg://` one is a package's, not the user's own)."""
     found = []
     for index, arg in enumerate(argv):
         flag, has_value, value = arg.partition("=")
@@ -49,6 +53,9 @@ def _config_dirs(argv: Sequence[str]) -> list[str]:
             found.append(value)
         elif arg in CONFIG_DIR_FLAGS and index + 1 < len(argv):
             found.append(argv[index + 1])
+        elif has_value and not arg.startswith("-") and override_key(arg) == SEARCH_PATH:
+            items = (item.strip().strip("'\"") for item in value.strip().removeprefix("[").removesuffix("]").split(","))
+            found += [item.removeprefix(FOLDER_SCHEME) for item in items if item.startswith(FOLDER_SCHEME)]
     return found
 
 

@@ -68,8 +68,11 @@ registry.ollama.ai/library/llama3.2), as it gives `latest` to one that names no 
 
 
 def ollama_model(name: str) -> str:
-    """A model's name as Ollama reads it, whole: `llama3.2` -> `registry.ollama.ai/library/llama3.2:latest`."""
+    """A model's name as Ollama reads it, whole: `llama3.2` -> `registry.ollama.ai/library/llama3.2:latest`. Its case
+    is not read: the server looks each part of a name up among the models it holds by strings.EqualFold
+    (getExistingName, server/routes.go), so `LLAMA3.2:Latest` asks llama3.2:latest; a name's parts are ASCII."""
     head, at, digest = name.partition("@")
+    head = head.lower()
     path, _, tag = head.rpartition(":") if ":" in head.rsplit("/", 1)[-1] else (head, "", "latest")
     parts = path.split("/")
     return "/".join([*OLLAMA_NAME_DEFAULTS[:max(0, 3 - len(parts))], *parts]) + f":{tag}" + (f"@{digest}" if at else "")
@@ -82,6 +85,6 @@ def one_model_named_twice(names: list[str]) -> str | None:
     for name in names:
         if (other := seen.setdefault(ollama_model(name), name)) != name:
             return (f"{other!r} and {name!r} name one model as Ollama reads them, {ollama_model(name)} (a name is "
-                    "given the host, namespace and tag it leaves out: registry.ollama.ai, library, latest); list each "
-                    "model once")
+                    "given the host, namespace and tag it leaves out: registry.ollama.ai, library, latest, and its "
+                    "case is not read); list each model once")
     return None

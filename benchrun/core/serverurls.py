@@ -37,12 +37,23 @@ def servers(value: str | list[str], default: str, read: Callable[[str], str] = s
     urls = [read(url) for url in value]
     for url in urls:
         _well_formed(url)
-    seen: dict[str, str] = {}
+    seen: dict[tuple[str, str, int | None, str], str] = {}
     for given, url in zip(value, urls):
-        if http_url(url) in seen:
-            raise ValueError(f"'{given.strip()}' is listed twice (as '{seen[http_url(url)]}'): list each server once")
-        seen[http_url(url)] = given.strip()
+        if (asked := one_server(url)) in seen:
+            raise ValueError(f"'{given.strip()}' is listed twice (as '{seen[asked]}'): list each server once")
+        seen[asked] = given.strip()
     return urls
+
+
+DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def one_server(url: str) -> tuple[str, str, int | None, str]:
+    """The server a well-formed `url` asks, as its requests reach it: its scheme and host in any case, its port with
+    or without leading zeros or left to its scheme's own (`HTTP://H:080` is http://h), its path without a last slash."""
+    parts = urlsplit(http_url(url))
+    port = parts.port if parts.port is not None else DEFAULT_PORTS.get(parts.scheme)
+    return parts.scheme, parts.hostname or "", port, parts.path.rstrip("/")
 
 
 def _splittable(given: str) -> None:

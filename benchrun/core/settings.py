@@ -17,14 +17,17 @@ from pydantic import (
     ConfigDict,
     Field,
     PrivateAttr,
+    ValidationInfo,
     create_model,
     field_validator,
     model_validator,
 )
 
+from benchrun.core.filebytes import UNASKED, unasked_said
 from benchrun.core.goduration import keep_alive_problem
 from benchrun.core.layout import OUTPUTS, unusable_directory
 from benchrun.core.officialclient import ollama_address, one_model_named_twice
+from benchrun.core.optionbounds import BOUNDED, out_of_bounds
 from benchrun.core.seeds import a_seed, repeat_seeds_fit
 from benchrun.core.serverurls import DEFAULT_OLLAMA_HOST, DEFAULT_OPENAI_BASE_URL, servers
 from benchrun.core.settingsbase import Settings
@@ -35,10 +38,10 @@ from benchrun.core.text import no_control_character
 Think = Union[bool, Literal["low", "medium", "high"], None]
 LOCAL_OPTIONS = {"temperature": float, "seed": int, "num_predict": int, "top_p": float, "top_k": int, "min_p": float,
                  "repeat_penalty": float, "presence_penalty": float, "frequency_penalty": float,
-                 "stop": list[str], "num_ctx": Annotated[int, Field(ge=0)], "num_thread": Annotated[int, Field(ge=1)]}
-"""The options runner=local uses (benchrun.execute.runners.local maps each to llama.cpp), and their types: a context
-of 0 tokens is the model's own; a negative one, which llama.cpp cannot make (benchrun then said to lower it), and
-fewer than one thread, which llama.cpp takes silently for its default, are refused naming the option."""
+                 "stop": list[str], "num_ctx": int, "num_thread": Annotated[int, Field(ge=1)]}
+"""The options runner=local uses (benchrun.execute.runners.local maps each to llama.cpp), and their types: fewer than
+one thread, which llama.cpp takes silently for its default, is refused naming the option (the counts' other bounds are
+core.optionbounds', as for Ollama: a context of 0 tokens is the model's own)."""
 
 
 class Options(Settings):
@@ -53,7 +56,15 @@ class Options(Settings):
         if stop is not None and "" in stop:
             raise ValueError("an empty stop string, which every text starts with: every answer would end before its "
                              "first token; leave it out")
+        for text in stop or ():
+            if (found := UNASKED.search(text)) is not None:
+                raise ValueError(f"the stop string {text!r}: {unasked_said(found[0])}")
         return stop
+
+    @field_validator(*BOUNDED, check_fields=False)
+    @classmethod
+    def _bounded(cls, value: Any, info: ValidationInfo) -> Any:
+        return out_of_bounds(info.field_name, value)
 
     @field_validator("seed", check_fields=False)
     @classmethod

@@ -182,12 +182,13 @@ def store_for(cfg: Mapping[str, Any], cwd: Path | None = None) -> Store | None:
     if not enabled(cfg.get("cache"), cfg["runner"]["type"], cfg["runner"].get("options") or {}):
         return None
     directory = cache_dir(cfg.get("cache_dir"), cwd)
+    key = "cache_dir" if cfg.get("cache_dir") else f"cache_dir (from {chosen_by(None)})"  # the variable, if it chose
     if archived := archive_around(directory):
         raise ConfigError(f"{directory} is {archived}; put the cache elsewhere (cache_dir=DIR), or cache=false",
-                          file="config", key="cache_dir")
+                          file="config", key=key)
     if why := tasks_around(str((cwd or Path.cwd()) / cfg["task"]["path"]), directory):
         raise ConfigError(f"{directory}: {why}; put the cache elsewhere (cache_dir=DIR), or cache=false",
-                          file="config", key="cache_dir")
+                          file="config", key=key)
     return Store(directory, chosen_by(cfg.get("cache_dir")))
 
 
