@@ -30,10 +30,11 @@ from benchrun.archive.ledger import (
     lines_of,
     read_digests,
 )
+from benchrun.archive.lineagefields import Made
 from benchrun.core.errors import writing
 from benchrun.core.layout import DIGESTS, JUDGEMENTS, RESPONSES, SCORES
 from benchrun.core.manifest import Manifest, TaskEntry
-from benchrun.core.records import answer_name
+from benchrun.core.records import RunInfo, answer_name
 from benchrun.core.text import NotJSON, once_each
 
 Key = tuple[str, int]
@@ -66,10 +67,11 @@ class Repair:
                 "regraded": [answer_name(*key) for key in sorted(self.regrade)]}
 
 
-def check(run_dir: Path, manifest: Manifest, digests: Digests | None = None,
+def check(run_dir: Path, manifest: Manifest, info: RunInfo, digests: Digests | None = None,
           checked: dict[str, Checked] | None = None) -> Repair:
-    """Check the record files against records.sha256 and the manifest (see the module docstring); `digests` and
-    `checked`, when given, are records.sha256 and the files already checked against it (not read again)."""
+    """Check the record files against records.sha256, the manifest and run.json's `info` (what the run was made from:
+    `lineagefields`; see the module docstring); `digests` and `checked`, when given, are records.sha256 and the files
+    already checked against it (not read again)."""
     digests = digests or read_digests(run_dir)
     repair = Repair(problems=list(digests.problems), digests=digests)
     for name in manifest.record_files:
@@ -81,7 +83,7 @@ def check(run_dir: Path, manifest: Manifest, digests: Digests | None = None,
             repair.problems.append(Mismatch(name, found.written + 1, f"{whole} line{'s' * (whole != 1)} "
                                                                      f"after line {found.written} not written by "
                                                                      "the run"))
-    _check_meaning(repair, manifest)
+    _check_meaning(repair, manifest, Made.of(info, manifest))
     return repair
 
 
@@ -113,9 +115,9 @@ def _lines_per_answer(name: str, task: TaskEntry, manifest: Manifest) -> int:
     return len(task.judges) * manifest.judge_calls if name == JUDGEMENTS else len(task.score_names)
 
 
-def _check_meaning(repair: Repair, manifest: Manifest) -> None:
+def _check_meaning(repair: Repair, manifest: Manifest, made: Made) -> None:
     """Committed lines must belong: known samples, one response each, score lines (and judge calls) of recorded
-    responses, each once, a sample's score lines complete."""
+    responses, each once, a sample's score lines complete, lineage fields the run's kind gives (`made`)."""
     tasks = {s.id: s.task for s in manifest.samples}
     expected = {t.name: set(t.score_names) for t in manifest.tasks}
     answered: dict[Key, int] = {}
@@ -144,12 +146,12 @@ def _check_meaning(repair: Repair, manifest: Manifest) -> None:
         group[scorer] = number
         return None
 
-    _vet(repair, RESPONSES, response, tasks)
-    _vet(repair, SCORES, score, tasks)
+    _vet(repair, RESPONSES, response, (tasks, made))
+    _vet(repair, SCORES, score, (tasks, made))
     if manifest.judges:
         calls = JudgeCalls(manifest)
         _vet(repair, JUDGEMENTS, lambda number, record: calls.problem(
-            number, _key(record), record.get("judge"), record.get("judge_repeat", 0), answered), tasks)
+            number, _key(record), record.get("judge"), record.get("judge_repeat", 0), answered), (tasks, made))
     incomplete = {key for key, group in groups.items() if group.keys() != expected[tasks[key[0]]]}
     for key in sorted(incomplete, key=lambda k: min(groups[k].values())):
         _problem(repair, SCORES, min(groups[key].values()),
@@ -182,13 +184,15 @@ class JudgeCalls:
 
 
 def _vet(repair: Repair, name: str, problem_of: Callable[[int, dict[str, Any]], str | None],
-         tasks: dict[str, str]) -> None:
-    """Each committed line of record file `name` through `problem_of`; a line it faults, or one giving another task
-    than its sample's (`tasks`: sample id -> task), is a problem, and bad."""
+         run: tuple[dict[str, str], Made]) -> None:
+    """Each committed line of record file `name` through `problem_of`; a line it faults, one giving another task than
+    its sample's (`tasks`: sample id -> task), or a lineage field its run's kind does not give (`made`), is a problem,
+    and bad."""
+    tasks, made = run
     bad = repair.bad.setdefault(name, set())
     for number, (record, why) in _committed(repair.checked[name], repair.digests.lines.get(name, [])):
         what = problem_of(number, record)  # of every line: it keeps count of what the file holds
-        what = why or _other_task(record, tasks) or what
+        what = why or _other_task(record, tasks) or made.fault(name, record) or what
         if what is not None:
             _problem(repair, name, number, what)
             bad.add(number)

@@ -1,0 +1,103 @@
+"""The lineage fields of a record line (`carried_from`, `shard`, `attempts`), as the kind of run that holds it allows
+them: what run.json says the run was made from decides which may appear, and the line's own fields their bounds.
+
+A retry's carried lines name the run that asked them (`carried_from`), and a merged run's lines the shard run that
+made them (`shard`), which a retry of a merged run carries on; a response's `attempts` is what its writer counted:
+its failed attempts, and one more for an answer from the model (none for one from the response cache); a judge call's
+is a count of requests, none for a reply from the cache."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from benchrun.core.layout import JUDGEMENTS, RESPONSES
+from benchrun.core.manifest import Manifest
+from benchrun.core.records import RunInfo
+from benchrun.core.shards import Shard
+
+
+@dataclass
+class Made:
+    """What a run was made from, as its run.json says: the lines it may hold carried over or merged; and the shard each
+    answer's response gives, which the answer's other lines give too."""
+
+    run_id: str
+    retry: bool
+    shards: tuple[str, ...] | None
+    """A merged run's shards (i/n); None for a run that is no merge."""
+    positions: dict[str, int]
+    """Sample id -> its position in the manifest (which decides its shard)."""
+    answered: dict[tuple[Any, Any], Any] = field(default_factory=dict)
+    """(sample id, repeat) -> the shard its response gives (None: none)."""
+
+    @classmethod
+    def of(cls, info: RunInfo, manifest: Manifest) -> Made:
+        shards = tuple(shard.shard for shard in info.merged.shards) if info.merged else None
+        return cls(info.run_id, info.parent is not None, shards, {s.id: p for p, s in enumerate(manifest.samples)})
+
+    def fault(self, name: str, record: dict[str, Any]) -> str | None:
+        """Why record line `record` of file `name` (responses first) gives a lineage field no writer of this run
+        gives; None if not."""
+        return self._carried(record) or self._shard(name, record) or _attempts(name, record)
+
+    def _carried(self, record: dict[str, Any]) -> str | None:
+        if (carried := record.get("carried_from")) is None:
+            return None
+        if not self.retry and self.shards is None:
+            return (f"gives carried_from {carried!r}, but run.json names no parent: only a retry carries answers "
+                    "over from another run (or a merged run, from its shards')")
+        if carried == self.run_id:
+            return f"gives carried_from {carried!r}, the run's own id: a line carried over names the run that asked it"
+        return None
+
+    def _shard(self, name: str, record: dict[str, Any]) -> str | None:
+        shard, key = record.get("shard"), (record.get("id"), record.get("repeat", 0))
+        if name != RESPONSES:
+            if shard is None or shard == (given := self.answered.get(key)):
+                return None
+            return f"gives shard {shard!r}, where the response it is of gives {'none' if given is None else repr(given)}"
+        self.answered.setdefault(key, shard)
+        if shard is None:
+            return None
+        if self.shards is None and not (self.retry and record.get("carried_from") is not None):
+            return (f"gives shard {shard!r}, but run.json names no shards: only a merged run's lines name the shard "
+                    "run that made them (and a retry's carried over from one)")
+        if self.shards is not None and shard not in self.shards:
+            return f"gives shard {shard!r}, which is none of the merged run's shards ({', '.join(self.shards)})"
+        return self._dealt(key[0], shard)
+
+    def _dealt(self, sample: Any, shard: Any) -> str | None:
+        """Why `shard` is not the part that holds `sample` (manifest position p is part p mod n + 1)."""
+        try:
+            part = Shard.parse(shard) if isinstance(shard, str) else None
+        except ValueError:
+            part = None
+        if part is None:
+            return f"gives shard {shard!r}, which is no shard (i/n)"
+        position = self.positions.get(sample)
+        if position is None or position % part.count == part.index - 1:
+            return None
+        return (f"gives shard {shard!r}, but its sample {sample!r} (manifest position {position}) is of shard "
+                f"{position % part.count + 1}/{part.count}")
+
+
+def _attempts(name: str, record: dict[str, Any]) -> str | None:
+    """Why a line's `attempts` is not what its writer counted (a line without one is read as the model says)."""
+    if name not in (RESPONSES, JUDGEMENTS) or "attempts" not in record:
+        return None
+    attempts, cached = record["attempts"], record.get("cached_from") is not None
+    if type(attempts) is not int or attempts < 0:
+        return f"gives attempts {attempts!r}, which is no count of requests"
+    if name == JUDGEMENTS:
+        return (f"gives attempts {attempts}, but its reply is from the response cache, which asked nothing"
+                if cached and attempts else None)
+    failed = record.get("failed_attempts", [])
+    if not isinstance(failed, list):
+        return None  # the record's own check says what it is
+    answer = record.get("text") is not None and not cached
+    made = len(failed) + answer
+    if attempts == made:
+        return None
+    what = "and its answer" if answer else "and an answer from the response cache" if cached else "and no answer"
+    return f"gives attempts {attempts}, where its failed attempts ({len(failed)}) {what} make {made}"
