@@ -7,20 +7,34 @@ cases it found bad, each with the rule it now obeys.
    its sample, a score line another shard than its response: verify said intact; what run.json says the run was made
    from decides which lineage fields its lines give, and their bounds (`archive.lineagefields.Made`, in
    `archive.repair._vet`, for verify and resume)
+2. a summary.json (sealed over) of a run of repeats with `at_k_samples` and `consistency_samples` deleted: read as an
+   older benchrun's (which wrote neither), show and the report no longer said `over 1 of 2 samples`; and with its
+   consistency then edited, verify said intact (it skipped a consistency without its samples, on the belief that an
+   older benchrun counted otherwise: it has counted the same samples since repeats came, fcd0ace); the readers take
+   those bases, and the consistency, from the records (`audit.lines.MetricLines`), verify checks every consistency
+   (`audit.summarycheck.TASK_FIGURES`)
+3. a summary.json (sealed over) whose speed says other figures for a server of a list (`speed.hosts`), a wall time
+   past the run's span (a day of a run of a second), a samples/s not its requests over its wall time, or a wall time
+   for a merged run (its shards ran apart: unknown): verify said intact; each server's figures are checked as the
+   run's, and what bounds the clocks' (`audit.speedcheck`)
 """
 from __future__ import annotations
 
 import json
+import shutil
+from datetime import datetime
 
 import pytest
 
 from tests.helpers.archives import synthetic_run
 from tests.helpers.auditcli import audit
 from tests.helpers.p29_archive import failed
-from tests.helpers.p32_archive import merged_run, retried, sealed_fields
+from tests.helpers.p31_archive import summary_rewritten
+from tests.helpers.p32_archive import bases_deleted, hosts_run, left_out_run, merged_run, retried, sealed_fields
 
 # -- what the thirty-first pass left -----------------------------------------------------------------------------------
 
+READ = "show, list and compare read it, export and report read the records"
 NO_PARENT = ("but run.json names no parent: only a retry carries answers over from another run (or a merged run, from "
              "its shards')")
 NO_SHARDS = ("but run.json names no shards: only a merged run's lines name the shard run that made them (and a retry's "
@@ -52,6 +66,11 @@ def test_a_merged_runs_lines_give_the_shard_holding_their_sample_and_a_retry_of_
     assert [(line["shard"], line["carried_from"] is not None) for line in carried if "shard" in line] == [
         ("1/2", True), ("2/2", True), ("2/2", True), ("1/2", True), ("2/2", True)]
     assert [audit(tmp_path, "verify", str(run)).stdout.splitlines()[-1] for run in (run_dir, again)] == ["intact"] * 2
+    timed = shutil.copytree(run_dir, tmp_path / "timed")
+    summary_rewritten(timed, lambda summary: summary["speed"].update(wall_s=1.0, samples_per_s=6.0))
+    assert failed(tmp_path, timed) == [
+        "FAIL  summary.json: speed.wall_s: summary.json's is 1.0, where a merged run's is unknown (its shards ran "
+        "apart): show, list and compare read it, export and report read the records"]
     sealed_fields(run_dir, "responses.jsonl", 1, shard="2/2")
     sealed_fields(again, "responses.jsonl", 6, shard="1/2")
     assert failed(tmp_path, run_dir) == [
@@ -59,3 +78,52 @@ def test_a_merged_runs_lines_give_the_shard_holding_their_sample_and_a_retry_of_
         "shard 1/2",
         *(f"FAIL  scores.jsonl: line {n} gives shard '1/2', where the response it is of gives '2/2'" for n in (1, 2))]
     assert failed(tmp_path, again) == [f"FAIL  responses.jsonl: line 6 gives shard '1/2', {NO_SHARDS}"]
+
+
+NOTES = ["pass@k and majority@k: over the samples whose every answer has a value only (a failed request or scorer "
+         "error leaves a sample out):", "  t/exact_match over 1 of 2 samples", "  t/format_valid over 1 of 2 samples",
+         "consistency: over the samples whose every request was answered only (a failed request leaves a sample out):",
+         "  t over 1 of 2 samples"]
+
+
+def test_a_summary_without_the_samples_its_figures_are_over_is_read_with_those_its_records_make(tmp_path):
+    run_dir = left_out_run(tmp_path)
+    summary_rewritten(run_dir, bases_deleted)
+    assert audit(tmp_path, "verify", str(run_dir)).stdout.splitlines()[-1] == "intact"  # as an older benchrun wrote it
+    shown = audit(tmp_path, "show", str(run_dir)).stdout.splitlines()
+    assert shown[shown.index(NOTES[0]):shown.index(NOTES[0]) + 5] == NOTES
+    as_json = json.loads(audit(tmp_path, "show", str(run_dir), "--json").stdout)
+    assert ([line.get("at_k_samples") for line in as_json["metrics"]], as_json["consistency"],
+            as_json["consistency_samples"]) == ([1, 1], {"t": 1.0}, {"t": [1, 2]})
+    assert audit(tmp_path, "report", str(run_dir), "--output", str(tmp_path / "r.html")).returncode == 0
+    page = (tmp_path / "r.html").read_text()
+    assert ("<pre>t 1.000 (over 1 of 2 samples)</pre>" in page, page.count("(over 1 of 2 samples)</div>")) == (True, 2)
+
+
+def test_a_summarys_consistency_without_the_samples_it_is_over_is_checked_by_verify(tmp_path):
+    run_dir = left_out_run(tmp_path)
+    summary_rewritten(run_dir, lambda summary: (bases_deleted(summary), summary.update(consistency={"t": 0.5})))
+    assert failed(tmp_path, run_dir) == [
+        f"FAIL  summary.json: consistency: summary.json's is {{\"t\": 0.5}}, its records make {{\"t\": 1.0}}: {READ}"]
+
+
+def test_a_servers_speed_its_answers_do_not_make_is_said_by_verify(tmp_path):
+    run_dir = hosts_run(tmp_path / "r")
+    assert audit(tmp_path, "verify", "r").stdout.splitlines()[-1] == "intact"
+    summary_rewritten(run_dir, lambda summary: summary["speed"]["hosts"]["http://a:1"].update(n=2))
+    assert failed(tmp_path, run_dir) == [
+        "FAIL  summary.json: speed.hosts.http://a:1.n: summary.json's is 2, its answers make 1: show, list and "
+        "compare read it, export and report read the records"]
+
+
+def test_a_summarys_wall_time_past_the_runs_span_or_a_rate_not_over_it_is_said_by_verify(tmp_path):
+    runs = [synthetic_run(tmp_path / name, [1, 0]) for name in ("long", "fast")]
+    summary_rewritten(runs[0], lambda summary: summary["speed"].update(wall_s=86400.0, samples_per_s=2 / 86400))
+    summary_rewritten(runs[1], lambda summary: summary["speed"].update(wall_s=0.5, samples_per_s=99.0))
+    info = json.loads((runs[0] / "run.json").read_text())
+    took = (datetime.fromisoformat(info["ended_at"]) - datetime.fromisoformat(info["started_at"])).total_seconds()
+    assert [failed(tmp_path, run_dir) for run_dir in runs] == [
+        [f"FAIL  summary.json: speed.wall_s: summary.json's is 86400.0 s, where the run took {round(took, 6)} s: "
+         f"{READ}"],
+        [f"FAIL  summary.json: speed.samples_per_s: summary.json's is 99.0, its 2 requests over its wall time (0.5 s) "
+         f"make 4.0: {READ}"]]

@@ -56,7 +56,7 @@ class Made:
         if name != RESPONSES:
             if shard is None or shard == (given := self.answered.get(key)):
                 return None
-            return f"gives shard {shard!r}, where the response it is of gives {'none' if given is None else repr(given)}"
+            return f"gives shard {shard!r}, where the response it is of gives {repr(given) if given else 'none'}"
         self.answered.setdefault(key, shard)
         if shard is None:
             return None

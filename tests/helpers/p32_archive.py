@@ -1,5 +1,6 @@
 """Runs for the thirty-second hostile pass of the archive side: a record line given other lineage fields and sealed
-over, and a run merged from two shard runs (with a retry of it)."""
+over, a run merged from two shard runs (with a retry of it), and a run of repeats whose summary leaves out the samples
+its pass@k and consistency are over."""
 
 from __future__ import annotations
 
@@ -8,11 +9,17 @@ import shutil
 from pathlib import Path
 from typing import Any, Callable
 
+from benchrun.archive.speed import SpeedTally
+from benchrun.core.records import ResponseRecord
 from benchrun.testing.ollama_server import FakeOllama
 from tests.helpers.answers import BROKEN, broken_answer, listbench_answer
+from tests.helpers.archives import synthetic_run
 from tests.helpers.auditcli import audit
+from tests.helpers.benchfiles import write_bench
 from tests.helpers.commands import run_in_process
 from tests.helpers.p26_archive import sealed_line
+from tests.helpers.p31_archive import summary_rewritten
+from tests.test_hostile_twentyfirst_archive2 import SAY_A, one_request_fails
 
 
 def given(**fields: Any) -> Callable[[bytes], bytes]:
@@ -44,3 +51,32 @@ def retried(root: Path, run_dir: Path) -> Path:
         done = audit(root, "retry", str(run_dir), "--host", server.url)
     assert (done.returncode, done.stderr) == (0, ""), done.stderr
     return run_dir.with_name(f"{run_dir.name}.retry1")
+
+
+def left_out_run(root: Path) -> Path:
+    """A run of SAY_A asked three times a sample, `say 1`'s second request failed: its pass@k, majority@k and
+    consistency are over `say 2` alone (`over 1 of 2 samples`)."""
+    write_bench(root, {"tasks.yml": SAY_A})
+    return run_in_process(root, "r", "task.path=bench", "repeats=3", "runner.options.seed=0", "runner.retries=0",
+                          responder=one_request_fails)
+
+
+def bases_deleted(summary: dict[str, Any]) -> None:
+    """A summary.json's at_k_samples (each line's) and consistency_samples taken out."""
+    summary.pop("consistency_samples")
+    for line in summary["metrics"]:
+        line.pop("at_k_samples", None)
+
+
+
+def hosts_run(run_dir: Path) -> Path:
+    """A finished synthetic run (values 1, 0) whose answers came from two servers, http://a:1 and http://b:2, its
+    summary's speed made by the writer's own tally of them: as a run over a list of servers leaves it."""
+    synthetic_run(run_dir, [1, 0])
+    for number, host in ((1, "http://a:1"), (2, "http://b:2")):
+        sealed_fields(run_dir, "responses.jsonl", number, host=host)
+    tally = SpeedTally()
+    for line in (run_dir / "responses.jsonl").read_text().splitlines():
+        tally.add(ResponseRecord.model_validate_json(line))
+    summary_rewritten(run_dir, lambda summary: summary.update(speed=tally.speed().model_dump(mode="json")))
+    return run_dir
