@@ -17,6 +17,12 @@ cases it found bad, each with the rule it now obeys.
    past the run's span (a day of a run of a second), a samples/s not its requests over its wall time, or a wall time
    for a merged run (its shards ran apart: unknown): verify said intact; each server's figures are checked as the
    run's, and what bounds the clocks' (`audit.speedcheck`)
+
+A fresh pass:
+
+4. a run's rescores/001 holding a whole other run (copied in), or rescores/002 holding a nested rescores/ folder:
+   verify said each `unfinished (no rescore.json: it was stopped): claims nothing` and the run intact; a folder holding
+   what only a run writes is no rescore's (`audit.rescorecheck.RUN_ONLY`, in `_claims`)
 """
 from __future__ import annotations
 
@@ -127,3 +133,16 @@ def test_a_summarys_wall_time_past_the_runs_span_or_a_rate_not_over_it_is_said_b
          f"{READ}"],
         [f"FAIL  summary.json: speed.samples_per_s: summary.json's is 99.0, its 2 requests over its wall time (0.5 s) "
          f"make 4.0: {READ}"]]
+
+
+# -- a fresh pass ------------------------------------------------------------------------------------------------------
+
+
+def test_a_rescores_folder_holding_what_only_a_run_writes_is_said_by_verify(tmp_path):
+    run_dir = synthetic_run(tmp_path / "r", [1, 0])
+    shutil.copytree(synthetic_run(tmp_path / "other", [0, 0], run_id="7" * 12), run_dir / "rescores" / "001")
+    (run_dir / "rescores" / "002" / "rescores" / "001").mkdir(parents=True)
+    assert failed(tmp_path, run_dir) == [
+        f"FAIL  rescores/{number}: holds {name}, which a run writes and no rescore does: no rescore's folder (a run, or "
+        "a copy of one, put there); nothing in it is checked as the run's"
+        for number, name in (("001", "config.yaml"), ("002", "rescores"))]
