@@ -6,7 +6,8 @@ cases it found bad, each with the rule it now obeys.
    is no retry, a `shard` in a run that is no merge, a merged run's line giving another shard than the one holding
    its sample, a score line another shard than its response: verify said intact; what run.json says the run was made
    from decides which lineage fields its lines give, and their bounds (`archive.lineagefields.Made`, in
-   `archive.repair._vet`, for verify and resume)
+   `archive.repair._vet`, for verify and resume); and (found in this pass) a line's `repeat` or `judge_repeat` given
+   as `0.0` or `true`, which Python reads as repeat 0 or 1 (`archive.repair._misnamed`, with the names of an answer)
 2. a summary.json (sealed over) of a run of repeats with `at_k_samples` and `consistency_samples` deleted: read as an
    older benchrun's (which wrote neither), show and the report no longer said `over 1 of 2 samples`; and with its
    consistency then edited, verify said intact (it skipped a consistency without its samples, on the belief that an
@@ -50,7 +51,7 @@ NO_SHARDS = ("but run.json names no shards: only a merged run's lines name the s
 @pytest.mark.parametrize(("name", "fields", "said"), [
     ("responses.jsonl", {"attempts": -1}, "gives attempts -1, which is no count of requests"),
     ("responses.jsonl", {"attempts": 2.0}, "gives attempts 2.0, which is no count of requests"),
-    ("responses.jsonl", {"attempts": True}, "gives attempts True, which is no count of requests"),
+    ("responses.jsonl", {"attempts": True}, "gives attempts true, which is no count of requests"),
     ("responses.jsonl", {"attempts": 0}, "gives attempts 0, where its failed attempts (0) and its answer make 1"),
     ("responses.jsonl", {"attempts": 5}, "gives attempts 5, where its failed attempts (0) and its answer make 1"),
     ("responses.jsonl", {"cached_from": "7" * 12},
@@ -62,6 +63,17 @@ NO_SHARDS = ("but run.json names no shards: only a merged run's lines name the s
 def test_a_lineage_field_no_writer_of_the_run_gives_is_said_by_verify(tmp_path, name, fields, said):
     run_dir = sealed_fields(synthetic_run(tmp_path / "r", [1, 0]), name, 1, **fields)
     assert failed(tmp_path, run_dir) == [f"FAIL  {name}: line 1 {said}"]
+
+
+def test_a_repeat_no_writer_writes_is_said_by_verify(tmp_path):
+    run_dir = sealed_fields(synthetic_run(tmp_path / "r", [1, 0]), "scores.jsonl", 1, repeat=0.0)
+    sealed_fields(run_dir, "responses.jsonl", 2, repeat=True)
+    assert failed(tmp_path, run_dir) == [
+        "FAIL  responses.jsonl: line 2 gives its repeat as true, where a writer gives a whole number",
+        "FAIL  scores.jsonl: line 1 gives its repeat as 0.0, where a writer gives a whole number",
+        "FAIL  scores.jsonl: line 3 scores 't:a=1', which has no response",
+        "FAIL  scores.jsonl: line 4 scores 't:a=1', which has no response",
+        "FAIL  scores.jsonl: line 2 starts the incomplete score lines of 't:a=0'"]
 
 
 @pytest.mark.slow

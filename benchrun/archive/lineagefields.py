@@ -8,6 +8,7 @@ is a count of requests, none for a reply from the cache."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -88,7 +89,7 @@ def _attempts(name: str, record: dict[str, Any]) -> str | None:
         return None
     attempts, cached = record["attempts"], record.get("cached_from") is not None
     if type(attempts) is not int or attempts < 0:
-        return f"gives attempts {attempts!r}, which is no count of requests"
+        return f"gives attempts {json.dumps(attempts)}, which is no count of requests"
     if name == JUDGEMENTS:
         return (f"gives attempts {attempts}, but its reply is from the response cache, which asked nothing"
                 if cached and attempts else None)

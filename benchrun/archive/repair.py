@@ -11,6 +11,7 @@ dropped, the files rewritten from the lines that remain, and every dropped line 
 
 from __future__ import annotations
 
+import json
 import os
 from collections import Counter
 from dataclasses import dataclass, field
@@ -42,6 +43,8 @@ Key = tuple[str, int]
 NAMING = ("id", "repeat", "scorer", "judge", "judge_repeat")
 """What a record line names its answer, scorer and judge call by: never a JSON array or object, which no writer
 writes there (and which no set of names can hold)."""
+REPEATS = ("repeat", "judge_repeat")
+"""The names of NAMING that are whole numbers."""
 
 
 @dataclass
@@ -251,11 +254,13 @@ def _json(line: bytes) -> dict[str, Any] | None:
 
 
 def _misnamed(data: dict[str, Any]) -> str | None:
-    """Why a record line names no answer, scorer or judge call as a writer does (`NAMING`); None when it does."""
+    """Why a record line names no answer, scorer or judge call as a writer does (`NAMING`); None when it does. A
+    repeat is a whole number as written (`0.0` and `true` name repeats 0 and 1 to Python, and no writer writes them)."""
     found = next((key for key in NAMING if isinstance(data.get(key), (list, dict))), None)
-    if found is None:
-        return None
-    return f"gives its {found} as a JSON {'array' if isinstance(data[found], list) else 'object'}, which names nothing"
+    if found is not None:
+        return f"gives its {found} as a JSON {'array' if isinstance(data[found], list) else 'object'}, which names nothing"
+    counted = next((key for key in REPEATS if key in data and type(data[key]) is not int), None)
+    return None if counted is None else f"gives its {counted} as {json.dumps(data[counted])}, where a writer gives a whole number"
 
 
 def apply(run_dir: Path, repair: Repair, manifest: Manifest,
