@@ -6,8 +6,7 @@ cases it found bad, each with the rule it now obeys.
    is no retry, a `shard` in a run that is no merge, a merged run's line giving another shard than the one holding
    its sample, a score line another shard than its response: verify said intact; what run.json says the run was made
    from decides which lineage fields its lines give, and their bounds (`archive.lineagefields.Made`, in
-   `archive.repair._vet`, for verify and resume); and (found in this pass) a line's `repeat` or `judge_repeat` given
-   as `0.0` or `true`, which Python reads as repeat 0 or 1 (`archive.repair._misnamed`, with the names of an answer)
+   `archive.repair._vet`, for verify and resume)
 2. a summary.json (sealed over) of a run of repeats with `at_k_samples` and `consistency_samples` deleted: read as an
    older benchrun's (which wrote neither), show and the report no longer said `over 1 of 2 samples`; and with its
    consistency then edited, verify said intact (it skipped a consistency without its samples, on the belief that an
@@ -24,6 +23,12 @@ A fresh pass:
 4. a run's rescores/001 holding a whole other run (copied in), or rescores/002 holding a nested rescores/ folder:
    verify said each `unfinished (no rescore.json: it was stopped): claims nothing` and the run intact; a folder holding
    what only a run writes is no rescore's (`audit.rescorecheck.RUN_ONLY`, in `_claims`)
+5. a summary.json (sealed over) of a run of repeats without `repeats` (show: `6/6 samples`, no consistency), or
+   without `consistency`: verify said intact; every benchrun since repeats came wrote both for a run of repeats, so a
+   summary leaving one out is checked as one saying another (`audit.summarycheck.WITH_REPEATS`)
+6. a record line (sealed over) giving its `repeat` (or `judge_repeat`) as `0.0` or `true`, which Python reads as
+   repeat 0 or 1 and no writer writes: verify said intact; a repeat is a whole number as written
+   (`archive.repair._misnamed`, with the other names of an answer)
 """
 from __future__ import annotations
 
@@ -148,6 +153,16 @@ def test_a_summarys_wall_time_past_the_runs_span_or_a_rate_not_over_it_is_said_b
 
 
 # -- a fresh pass ------------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("deleted", "said"), [
+    (("repeats",), "repeats: summary.json's is null, its records make 3"),
+    (("consistency", "consistency_samples"), "consistency: summary.json's is null, its records make {\"t\": 1.0}"),
+])
+def test_what_every_summary_of_a_run_of_repeats_says_deleted_is_said_by_verify(tmp_path, deleted, said):
+    run_dir = left_out_run(tmp_path)
+    summary_rewritten(run_dir, lambda summary: [summary.pop(field) for field in deleted])
+    assert failed(tmp_path, run_dir) == [f"FAIL  summary.json: {said}: {READ}"]
 
 
 def test_a_rescores_folder_holding_what_only_a_run_writes_is_said_by_verify(tmp_path):

@@ -40,6 +40,9 @@ TASK_FIGURES = ("repeats", "consistency_samples", "consistency")
 """What summary.json says beside its metric lines that the records make, checked where it says it (a later
 benchrun's): consistency has been over the samples whose every request was answered since repeats came (fcd0ace),
 before a benchrun said which (consistency_samples, 55ad209)."""
+WITH_REPEATS = ("repeats", "consistency")
+"""Of TASK_FIGURES, what every benchrun since repeats came (fcd0ace) has written for a run of repeats: checked where
+a summary leaves it out too (read as a run without repeats: `6/6 samples`, no consistency)."""
 RESCORE_READ = "not as the rescore wrote it, which tallied its records"
 
 
@@ -188,7 +191,8 @@ def _unmade(books: Books, counts: Counts, graded: Run, files: tuple[str, str], r
         if (why := _differs(written.get(key), found.get(key))) is not None:
             return files[1], f"{'/'.join(key)}: {why}: {read}"
     for field in TASK_FIGURES:
-        if (said := getattr(summary, field)) is not None and not close(said, made := getattr(tallied, field)):
+        said, made = getattr(summary, field), getattr(tallied, field)
+        if (said is not None or field in WITH_REPEATS) and not close(said, made):
             return files[1], f"{field}: summary.json's is {_json(said)}, its records make {_json(made)}: {read}"
     said, made = (graded.summary.judges if graded.summary else None) or {}, books.agreement_summaries()
     for judge in [*said, *(judge for judge in made if judge not in said)]:
