@@ -29,6 +29,10 @@ A fresh pass:
 6. a record line (sealed over) giving its `repeat` (or `judge_repeat`) as `0.0` or `true`, which Python reads as
    repeat 0 or 1 and no writer writes: verify said intact; a repeat is a whole number as written
    (`archive.repair._misnamed`, with the other names of an answer)
+7. a response (sealed over) whose failed attempts are numbered `[7]` or `[1, 1]`, or took 9.5 s of an answer of
+   0.1 s, or giving a `host_seconds` (the time at the server of a list that answered) without a `host`, or more than
+   its time: verify said intact; a response's tries fit in its time as its writer measured them
+   (`archive.lineagefields._tries`)
 """
 from __future__ import annotations
 
@@ -68,6 +72,22 @@ NO_SHARDS = ("but run.json names no shards: only a merged run's lines name the s
 def test_a_lineage_field_no_writer_of_the_run_gives_is_said_by_verify(tmp_path, name, fields, said):
     run_dir = sealed_fields(synthetic_run(tmp_path / "r", [1, 0]), name, 1, **fields)
     assert failed(tmp_path, run_dir) == [f"FAIL  {name}: line 1 {said}"]
+
+
+FAILED = {"type": "ReadTimeout", "message": "no answer within 5 s"}
+
+
+@pytest.mark.parametrize(("fields", "said"), [
+    ({"attempts": 2, "failed_attempts": [{"number": 7, "error": FAILED, "seconds": 0.05}]},
+     "numbers its failed attempts [7], where a writer numbers them from 1 in order"),
+    ({"attempts": 2, "failed_attempts": [{"number": 1, "error": FAILED, "seconds": 9.5}]},
+     "gives failed attempts of 9.5 s in all, more than its 0.1 s"),
+    ({"host_seconds": 500.0}, "gives host_seconds 500.0 but no host: only an answer of a list of servers gives it"),
+    ({"host": "http://a:1", "host_seconds": 500.0}, "gives host_seconds 500.0, more than its 0.1 s"),
+])
+def test_a_responses_tries_that_do_not_fit_in_its_time_are_said_by_verify(tmp_path, fields, said):
+    run_dir = sealed_fields(synthetic_run(tmp_path / "r", [1, 0]), "responses.jsonl", 1, **fields)
+    assert failed(tmp_path, run_dir) == [f"FAIL  responses.jsonl: line 1 {said}"]
 
 
 def test_a_repeat_no_writer_writes_is_said_by_verify(tmp_path):

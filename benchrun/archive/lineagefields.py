@@ -4,7 +4,8 @@ them: what run.json says the run was made from decides which may appear, and the
 A retry's carried lines name the run that asked them (`carried_from`), and a merged run's lines the shard run that
 made them (`shard`), which a retry of a merged run carries on; a response's `attempts` is what its writer counted:
 its failed attempts, and one more for an answer from the model (none for one from the response cache); a judge call's
-is a count of requests, none for a reply from the cache."""
+is a count of requests, none for a reply from the cache. A response's failed attempts are numbered 1 to n and took
+part of its time, as its time at the server that answered did (`host_seconds`: only of a list of servers, `host`)."""
 
 from __future__ import annotations
 
@@ -40,7 +41,8 @@ class Made:
     def fault(self, name: str, record: dict[str, Any]) -> str | None:
         """Why record line `record` of file `name` (responses first) gives a lineage field no writer of this run
         gives; None if not."""
-        return self._carried(record) or self._shard(name, record) or _attempts(name, record)
+        return (self._carried(record) or self._shard(name, record) or _attempts(name, record)
+                or (_tries(record) if name == RESPONSES else None))
 
     def _carried(self, record: dict[str, Any]) -> str | None:
         if (carried := record.get("carried_from")) is None:
@@ -102,3 +104,28 @@ def _attempts(name: str, record: dict[str, Any]) -> str | None:
         return None
     what = "and its answer" if answer else "and an answer from the response cache" if cached else "and no answer"
     return f"gives attempts {attempts}, where its failed attempts ({len(failed)}) {what} make {made}"
+
+
+ROUNDING_S = 1e-6
+"""A record's times are rounded to the microsecond: a sum of n of them may pass the whole by n of these."""
+
+
+def _tries(record: dict[str, Any]) -> str | None:
+    """Why a response's failed attempts or its time at the server do not fit in its time as a writer measures them."""
+    failed, seconds, at_host = record.get("failed_attempts", []), record.get("seconds"), record.get("host_seconds")
+    if not isinstance(failed, list) or not all(isinstance(each, dict) for each in failed) or not _time(seconds):
+        return None  # the record's own check says what they are
+    if (numbers := [each.get("number") for each in failed]) != list(range(1, len(failed) + 1)):
+        return f"numbers its failed attempts {json.dumps(numbers)}, where a writer numbers them from 1 in order"
+    if at_host is not None and record.get("host") is None:
+        return f"gives host_seconds {json.dumps(at_host)} but no host: only an answer of a list of servers gives it"
+    tried = sum(each["seconds"] for each in failed if _time(each.get("seconds")))
+    if tried > seconds + ROUNDING_S * len(failed):
+        return f"gives failed attempts of {round(tried, 6)} s in all, more than its {seconds} s"
+    if _time(at_host) and at_host > seconds + ROUNDING_S:
+        return f"gives host_seconds {at_host}, more than its {seconds} s"
+    return None
+
+
+def _time(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
