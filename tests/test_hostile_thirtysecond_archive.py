@@ -74,33 +74,6 @@ def test_a_lineage_field_no_writer_of_the_run_gives_is_said_by_verify(tmp_path, 
     assert failed(tmp_path, run_dir) == [f"FAIL  {name}: line 1 {said}"]
 
 
-FAILED = {"type": "ReadTimeout", "message": "no answer within 5 s"}
-
-
-@pytest.mark.parametrize(("fields", "said"), [
-    ({"attempts": 2, "failed_attempts": [{"number": 7, "error": FAILED, "seconds": 0.05}]},
-     "numbers its failed attempts [7], where a writer numbers them from 1 in order"),
-    ({"attempts": 2, "failed_attempts": [{"number": 1, "error": FAILED, "seconds": 9.5}]},
-     "gives failed attempts of 9.5 s in all, more than its 0.1 s"),
-    ({"host_seconds": 500.0}, "gives host_seconds 500.0 but no host: only an answer of a list of servers gives it"),
-    ({"host": "http://a:1", "host_seconds": 500.0}, "gives host_seconds 500.0, more than its 0.1 s"),
-])
-def test_a_responses_tries_that_do_not_fit_in_its_time_are_said_by_verify(tmp_path, fields, said):
-    run_dir = sealed_fields(synthetic_run(tmp_path / "r", [1, 0]), "responses.jsonl", 1, **fields)
-    assert failed(tmp_path, run_dir) == [f"FAIL  responses.jsonl: line 1 {said}"]
-
-
-def test_a_repeat_no_writer_writes_is_said_by_verify(tmp_path):
-    run_dir = sealed_fields(synthetic_run(tmp_path / "r", [1, 0]), "scores.jsonl", 1, repeat=0.0)
-    sealed_fields(run_dir, "responses.jsonl", 2, repeat=True)
-    assert failed(tmp_path, run_dir) == [
-        "FAIL  responses.jsonl: line 2 gives its repeat as true, where a writer gives a whole number",
-        "FAIL  scores.jsonl: line 1 gives its repeat as 0.0, where a writer gives a whole number",
-        "FAIL  scores.jsonl: line 3 scores 't:a=1', which has no response",
-        "FAIL  scores.jsonl: line 4 scores 't:a=1', which has no response",
-        "FAIL  scores.jsonl: line 2 starts the incomplete score lines of 't:a=0'"]
-
-
 @pytest.mark.slow
 def test_a_merged_runs_lines_give_the_shard_holding_their_sample_and_a_retry_of_it_keeps_them(tmp_path):
     run_dir = merged_run(tmp_path)
@@ -193,3 +166,30 @@ def test_a_rescores_folder_holding_what_only_a_run_writes_is_said_by_verify(tmp_
         f"FAIL  rescores/{number}: holds {name}, which a run writes and no rescore does: no rescore's folder (a run, or "
         "a copy of one, put there); nothing in it is checked as the run's"
         for number, name in (("001", "config.yaml"), ("002", "rescores"))]
+
+
+FAILED = {"type": "ReadTimeout", "message": "no answer within 5 s"}
+
+
+@pytest.mark.parametrize(("fields", "said"), [
+    ({"attempts": 2, "failed_attempts": [{"number": 7, "error": FAILED, "seconds": 0.05}]},
+     "numbers its failed attempts [7], where a writer numbers them from 1 in order"),
+    ({"attempts": 2, "failed_attempts": [{"number": 1, "error": FAILED, "seconds": 9.5}]},
+     "gives failed attempts of 9.5 s in all, more than its 0.1 s"),
+    ({"host_seconds": 500.0}, "gives host_seconds 500.0 but no host: only an answer of a list of servers gives it"),
+    ({"host": "http://a:1", "host_seconds": 500.0}, "gives host_seconds 500.0, more than its 0.1 s"),
+])
+def test_a_responses_tries_that_do_not_fit_in_its_time_are_said_by_verify(tmp_path, fields, said):
+    run_dir = sealed_fields(synthetic_run(tmp_path / "r", [1, 0]), "responses.jsonl", 1, **fields)
+    assert failed(tmp_path, run_dir) == [f"FAIL  responses.jsonl: line 1 {said}"]
+
+
+def test_a_repeat_no_writer_writes_is_said_by_verify(tmp_path):
+    run_dir = sealed_fields(synthetic_run(tmp_path / "r", [1, 0]), "scores.jsonl", 1, repeat=0.0)
+    sealed_fields(run_dir, "responses.jsonl", 2, repeat=True)
+    assert failed(tmp_path, run_dir) == [
+        "FAIL  responses.jsonl: line 2 gives its repeat as true, where a writer gives a whole number",
+        "FAIL  scores.jsonl: line 1 gives its repeat as 0.0, where a writer gives a whole number",
+        "FAIL  scores.jsonl: line 3 scores 't:a=1', which has no response",
+        "FAIL  scores.jsonl: line 4 scores 't:a=1', which has no response",
+        "FAIL  scores.jsonl: line 2 starts the incomplete score lines of 't:a=0'"]
