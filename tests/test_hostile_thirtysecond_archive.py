@@ -33,6 +33,9 @@ A fresh pass:
    0.1 s, or giving a `host_seconds` (the time at the server of a list that answered) without a `host`, or more than
    its time: verify said intact; a response's tries fit in its time as its writer measured them
    (`archive.lineagefields._tries`)
+8. a retry's carried answer (a merged parent's) marked as asked in the retry (its `carried_from` and `shard` taken
+   out, the summary's speed made to match): verify said intact, show `5 answers carried over`; a retry that ended
+   carried its first `parent.carried` answers, and asked the rest (`archive.lineagefields.Made._first`)
 """
 from __future__ import annotations
 
@@ -46,7 +49,15 @@ from tests.helpers.archives import synthetic_run
 from tests.helpers.auditcli import audit
 from tests.helpers.p29_archive import failed
 from tests.helpers.p31_archive import summary_rewritten
-from tests.helpers.p32_archive import bases_deleted, hosts_run, left_out_run, merged_run, retried, sealed_fields
+from tests.helpers.p32_archive import (
+    bases_deleted,
+    hosts_run,
+    left_out_run,
+    merged_run,
+    retried,
+    sealed_fields,
+    speed_remade,
+)
 
 # -- what the thirty-first pass left -----------------------------------------------------------------------------------
 
@@ -87,6 +98,13 @@ def test_a_merged_runs_lines_give_the_shard_holding_their_sample_and_a_retry_of_
     assert failed(tmp_path, timed) == [
         "FAIL  summary.json: speed.wall_s: summary.json's is 1.0, where a merged run's is unknown (its shards ran "
         "apart): show, list and compare read it, export and report read the records"]
+    asked = shutil.copytree(again, tmp_path / "asked")
+    sealed_fields(asked, "responses.jsonl", 1, carried_from=None, shard=None)
+    for number in (1, 2):
+        sealed_fields(asked, "scores.jsonl", number, shard=None)
+    speed_remade(asked)
+    assert failed(tmp_path, asked) == ["FAIL  responses.jsonl: line 1 gives no carried_from, where run.json's parent "
+                                       "says the retry carried over its first 5 answers"]
     sealed_fields(run_dir, "responses.jsonl", 1, shard="2/2")
     sealed_fields(again, "responses.jsonl", 6, shard="1/2")
     assert failed(tmp_path, run_dir) == [
@@ -163,8 +181,8 @@ def test_a_rescores_folder_holding_what_only_a_run_writes_is_said_by_verify(tmp_
     shutil.copytree(synthetic_run(tmp_path / "other", [0, 0], run_id="7" * 12), run_dir / "rescores" / "001")
     (run_dir / "rescores" / "002" / "rescores" / "001").mkdir(parents=True)
     assert failed(tmp_path, run_dir) == [
-        f"FAIL  rescores/{number}: holds {name}, which a run writes and no rescore does: no rescore's folder (a run, or "
-        "a copy of one, put there); nothing in it is checked as the run's"
+        f"FAIL  rescores/{number}: holds {name}, which a run writes and no rescore does: no rescore's folder (a run, "
+        "or a copy of one, put there); nothing in it is checked as the run's"
         for number, name in (("001", "config.yaml"), ("002", "rescores"))]
 
 

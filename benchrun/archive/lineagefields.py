@@ -30,19 +30,31 @@ class Made:
     """A merged run's shards (i/n); None for a run that is no merge."""
     positions: dict[str, int]
     """Sample id -> its position in the manifest (which decides its shard)."""
+    carried: int | None = None
+    """A retry that ended: how many answers its run.json's parent says it carried over, its first response lines."""
     answered: dict[tuple[Any, Any], Any] = field(default_factory=dict)
     """(sample id, repeat) -> the shard its response gives (None: none)."""
 
     @classmethod
     def of(cls, info: RunInfo, manifest: Manifest) -> Made:
         shards = tuple(shard.shard for shard in info.merged.shards) if info.merged else None
-        return cls(info.run_id, info.parent is not None, shards, {s.id: p for p, s in enumerate(manifest.samples)})
+        carried = info.parent.carried if info.parent is not None and info.files else None
+        return cls(info.run_id, info.parent is not None, shards, {s.id: p for p, s in enumerate(manifest.samples)},
+                   carried)
 
-    def fault(self, name: str, record: dict[str, Any]) -> str | None:
-        """Why record line `record` of file `name` (responses first) gives a lineage field no writer of this run
+    def fault(self, name: str, number: int, record: dict[str, Any]) -> str | None:
+        """Why line `number`, `record`, of file `name` (responses first) gives a lineage field no writer of this run
         gives; None if not."""
         return (self._carried(record) or self._shard(name, record) or _attempts(name, record)
-                or (_tries(record) if name == RESPONSES else None))
+                or (self._first(number, record) or _tries(record) if name == RESPONSES else None))
+
+    def _first(self, number: int, record: dict[str, Any]) -> str | None:
+        """Why a response of a retry that ended is carried over where its run.json says it asked it, or the reverse:
+        the answers it carried are its first lines (`carried`)."""
+        if self.carried is None or (record.get("carried_from") is not None) == (number <= self.carried):
+            return None
+        given = "a carried_from" if number > self.carried else "no carried_from"
+        return f"gives {given}, where run.json's parent says the retry carried over its first {self.carried} answers"
 
     def _carried(self, record: dict[str, Any]) -> str | None:
         if (carried := record.get("carried_from")) is None:

@@ -195,7 +195,7 @@ def _vet(repair: Repair, name: str, problem_of: Callable[[int, dict[str, Any]], 
     bad = repair.bad.setdefault(name, set())
     for number, (record, why) in _committed(repair.checked[name], repair.digests.lines.get(name, [])):
         what = problem_of(number, record)  # of every line: it keeps count of what the file holds
-        what = why or _other_task(record, tasks) or made.fault(name, record) or what
+        what = why or _other_task(record, tasks) or made.fault(name, number, record) or what
         if what is not None:
             _problem(repair, name, number, what)
             bad.add(number)

@@ -26,7 +26,8 @@ def given(**fields: Any) -> Callable[[bytes], bytes]:
     """A record line's change: `fields` set (a value None: the field taken out)."""
     def change(line: bytes) -> bytes:
         record = {**json.loads(line), **fields}
-        return json.dumps({key: value for key, value in record.items() if value is not None}).encode() + b"\n"
+        return json.dumps({key: value for key, value in record.items()
+                           if value is not None or key not in fields}).encode() + b"\n"
     return change
 
 
@@ -68,15 +69,28 @@ def bases_deleted(summary: dict[str, Any]) -> None:
         line.pop("at_k_samples", None)
 
 
-
 def hosts_run(run_dir: Path) -> Path:
     """A finished synthetic run (values 1, 0) whose answers came from two servers, http://a:1 and http://b:2, its
     summary's speed made by the writer's own tally of them: as a run over a list of servers leaves it."""
     synthetic_run(run_dir, [1, 0])
     for number, host in ((1, "http://a:1"), (2, "http://b:2")):
         sealed_fields(run_dir, "responses.jsonl", number, host=host)
+    return speed_remade(run_dir)
+
+
+def speed_remade(run_dir: Path) -> Path:
+    """A finished run's summary.json speed made again by the writer's own tally of its responses over the wall time
+    it says, sealed: as a writer of those responses would have left it."""
     tally = SpeedTally()
     for line in (run_dir / "responses.jsonl").read_text().splitlines():
         tally.add(ResponseRecord.model_validate_json(line))
-    summary_rewritten(run_dir, lambda summary: summary.update(speed=tally.speed().model_dump(mode="json")))
+    made = tally.speed().model_dump(mode="json")
+
+    def remade(summary: dict[str, Any]) -> None:
+        wall = summary["speed"]["wall_s"]
+        rate = (made["n"] + made["failed"]) / wall if wall else None
+        summary["speed"] = {**made, "wall_s": wall, "samples_per_s": rate}
+    summary_rewritten(run_dir, remade)
     return run_dir
+
+
