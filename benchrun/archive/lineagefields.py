@@ -140,4 +140,5 @@ def _tries(record: dict[str, Any]) -> str | None:
 
 
 def _time(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
+    """Whether `value` is a time a record may hold (any other is said by the record's own check)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0
