@@ -36,6 +36,8 @@ A fresh pass:
 8. a retry's carried answer (a merged parent's) marked as asked in the retry (its `carried_from` and `shard` taken
    out, the summary's speed made to match): verify said intact, show `5 answers carried over`; a retry that ended
    carried its first `parent.carried` answers, and asked the rest (`archive.lineagefields.Made._first`)
+9. a judge call of a retry given a `carried_from` where the answer it judges was asked in the retry: verify said
+   intact; only a carried answer's judge calls are carried over (`archive.lineagefields.Made._call_carried`)
 """
 from __future__ import annotations
 
@@ -52,6 +54,7 @@ from tests.helpers.p31_archive import summary_rewritten
 from tests.helpers.p32_archive import (
     bases_deleted,
     hosts_run,
+    judged_retry,
     left_out_run,
     merged_run,
     retried,
@@ -211,3 +214,12 @@ def test_a_repeat_no_writer_writes_is_said_by_verify(tmp_path):
         "FAIL  scores.jsonl: line 3 scores 't:a=1', which has no response",
         "FAIL  scores.jsonl: line 4 scores 't:a=1', which has no response",
         "FAIL  scores.jsonl: line 2 starts the incomplete score lines of 't:a=0'"]
+
+
+def test_a_judge_call_carried_over_of_an_answer_asked_in_the_run_is_said_by_verify(tmp_path):
+    run_dir = judged_retry(tmp_path)
+    assert audit(tmp_path, "verify", str(run_dir)).stdout.splitlines()[-1] == "intact"
+    sealed_fields(run_dir, "judgements.jsonl", 1, carried_from="7" * 12)
+    assert failed(tmp_path, run_dir) == [
+        "FAIL  judgements.jsonl: line 1 gives carried_from '777777777777', where the response it judges was asked in "
+        "this run: only a carried answer's judge calls are carried over"]

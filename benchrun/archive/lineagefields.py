@@ -34,6 +34,8 @@ class Made:
     """A retry that ended: how many answers its run.json's parent says it carried over, its first response lines."""
     answered: dict[tuple[Any, Any], Any] = field(default_factory=dict)
     """(sample id, repeat) -> the shard its response gives (None: none)."""
+    carried_over: set[tuple[Any, Any]] = field(default_factory=set)
+    """The answers whose response was carried over (`carried_from`): only their judge calls may be too."""
 
     @classmethod
     def of(cls, info: RunInfo, manifest: Manifest) -> Made:
@@ -46,7 +48,16 @@ class Made:
         """Why line `number`, `record`, of file `name` (responses first) gives a lineage field no writer of this run
         gives; None if not."""
         return (self._carried(record) or self._shard(name, record) or _attempts(name, record)
-                or (self._first(number, record) or _tries(record) if name == RESPONSES else None))
+                or (self._first(number, record) or _tries(record) if name == RESPONSES else None)
+                or (self._call_carried(record) if name == JUDGEMENTS else None))
+
+    def _call_carried(self, record: dict[str, Any]) -> str | None:
+        """Why a judge call is carried over where the answer it judges was asked in this run."""
+        if (carried := record.get("carried_from")) is None or (record.get("id"), record.get("repeat", 0)) in (
+                self.carried_over):
+            return None
+        return (f"gives carried_from {carried!r}, where the response it judges was asked in this run: only a carried "
+                "answer's judge calls are carried over")
 
     def _first(self, number: int, record: dict[str, Any]) -> str | None:
         """Why a response of a retry that ended is carried over where its run.json says it asked it, or the reverse:
@@ -73,6 +84,8 @@ class Made:
                 return None
             return f"gives shard {shard!r}, where the response it is of gives {repr(given) if given else 'none'}"
         self.answered.setdefault(key, shard)
+        if record.get("carried_from") is not None:
+            self.carried_over.add(key)
         if shard is None:
             return None
         if self.shards is None and not (self.retry and record.get("carried_from") is not None):

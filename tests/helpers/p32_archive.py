@@ -13,10 +13,11 @@ from benchrun.archive.speed import SpeedTally
 from benchrun.core.records import ResponseRecord
 from benchrun.testing.ollama_server import FakeOllama
 from tests.helpers.answers import BROKEN, broken_answer, listbench_answer
-from tests.helpers.archives import synthetic_run
+from tests.helpers.archives import reseal, synthetic_run
 from tests.helpers.auditcli import audit
 from tests.helpers.benchfiles import write_bench
 from tests.helpers.commands import run_in_process
+from tests.helpers.judgedruns import Judging, judged_eight
 from tests.helpers.p26_archive import sealed_line
 from tests.helpers.p31_archive import summary_rewritten
 from tests.test_hostile_twentyfirst_archive2 import SAY_A, one_request_fails
@@ -94,3 +95,16 @@ def speed_remade(run_dir: Path) -> Path:
     return run_dir
 
 
+
+
+def judged_retry(root: Path) -> Path:
+    """A finished run of eight answers each graded by a judge, whose run.json names a parent it carried none of (a
+    retry that asked every sample again), sealed."""
+    with FakeOllama(models=["llama3.2", "qwen2.5"], responder=Judging()) as server:
+        done, run_dir = judged_eight(root, server.url)
+    assert (done.returncode, done.stderr) == (0, ""), done.stderr
+    info = json.loads((run_dir / "run.json").read_text())
+    parent = {"run_id": "7" * 12, "path": str(root / "parent"), "carried": 0, "asked": 8}
+    (run_dir / "run.json").write_text(json.dumps({**info, "parent": parent}, indent=2))
+    reseal(run_dir)
+    return run_dir
