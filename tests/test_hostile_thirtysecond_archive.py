@@ -38,6 +38,9 @@ A fresh pass:
    carried its first `parent.carried` answers, and asked the rest (`archive.lineagefields.Made._first`)
 9. a judge call of a retry given a `carried_from` where the answer it judges was asked in the retry: verify said
    intact; only a carried answer's judge calls are carried over (`archive.lineagefields.Made._call_carried`)
+10. a retry's run.json (sealed over) saying 3 answers asked again where it asked 1 (show: `5 answers carried over, 3
+    samples asked again`): verify said intact; a retry asks again what it does not carry, so the two make its
+    answers (`archive.lineagefields.parent_unmade`, in `audit.summarycheck.disagreement`)
 """
 from __future__ import annotations
 
@@ -223,3 +226,10 @@ def test_a_judge_call_carried_over_of_an_answer_asked_in_the_run_is_said_by_veri
     assert failed(tmp_path, run_dir) == [
         "FAIL  judgements.jsonl: line 1 gives carried_from '777777777777', where the response it judges was asked in "
         "this run: only a carried answer's judge calls are carried over"]
+
+
+def test_a_retrys_answers_asked_and_carried_other_than_its_answers_are_said_by_verify(tmp_path):
+    run_dir = judged_retry(tmp_path, asked=3)
+    assert failed(tmp_path, run_dir) == [
+        "FAIL  run.json: parent.asked is 3 and parent.carried 0, where a retry asks again what it does not carry of "
+        f"its 8 answers: {READ}"]

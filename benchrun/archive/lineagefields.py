@@ -131,6 +131,15 @@ def _attempts(name: str, record: dict[str, Any]) -> str | None:
     return f"gives attempts {attempts}, where its failed attempts ({len(failed)}) {what} make {made}"
 
 
+def parent_unmade(info: RunInfo, answers: int) -> str | None:
+    """Why a retry's run.json says other than it planned: it carries what it does not ask again, so what it carried
+    and asked are its `answers` (its manifest's, of its shard); None when they are (or it is no retry)."""
+    if info.parent is None or info.parent.carried + info.parent.asked == answers:
+        return None
+    return (f"parent.asked is {info.parent.asked} and parent.carried {info.parent.carried}, where a retry asks again "
+            f"what it does not carry of its {answers} answers")
+
+
 ROUNDING_S = 1e-6
 """A record's times are rounded to the microsecond: a sum of n of them may pass the whole by n of these."""
 

@@ -97,14 +97,14 @@ def speed_remade(run_dir: Path) -> Path:
 
 
 
-def judged_retry(root: Path) -> Path:
+def judged_retry(root: Path, asked: int = 8) -> Path:
     """A finished run of eight answers each graded by a judge, whose run.json names a parent it carried none of (a
-    retry that asked every sample again), sealed."""
+    retry that asked every sample again: `asked` 8), sealed."""
     with FakeOllama(models=["llama3.2", "qwen2.5"], responder=Judging()) as server:
         done, run_dir = judged_eight(root, server.url)
     assert (done.returncode, done.stderr) == (0, ""), done.stderr
     info = json.loads((run_dir / "run.json").read_text())
-    parent = {"run_id": "7" * 12, "path": str(root / "parent"), "carried": 0, "asked": 8}
+    parent = {"run_id": "7" * 12, "path": str(root / "parent"), "carried": 0, "asked": asked}
     (run_dir / "run.json").write_text(json.dumps({**info, "parent": parent}, indent=2))
     reseal(run_dir)
     return run_dir
