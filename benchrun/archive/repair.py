@@ -11,6 +11,7 @@ dropped, the files rewritten from the lines that remain, and every dropped line 
 
 from __future__ import annotations
 
+import json
 import os
 from collections import Counter
 from dataclasses import dataclass, field
@@ -30,10 +31,11 @@ from benchrun.archive.ledger import (
     lines_of,
     read_digests,
 )
+from benchrun.archive.lineagefields import Made
 from benchrun.core.errors import writing
 from benchrun.core.layout import DIGESTS, JUDGEMENTS, RESPONSES, SCORES
 from benchrun.core.manifest import Manifest, TaskEntry
-from benchrun.core.records import answer_name
+from benchrun.core.records import RunInfo, answer_name
 from benchrun.core.text import NotJSON, once_each
 
 Key = tuple[str, int]
@@ -41,6 +43,8 @@ Key = tuple[str, int]
 NAMING = ("id", "repeat", "scorer", "judge", "judge_repeat")
 """What a record line names its answer, scorer and judge call by: never a JSON array or object, which no writer
 writes there (and which no set of names can hold)."""
+REPEATS = ("repeat", "judge_repeat")
+"""The names of NAMING that are whole numbers."""
 
 
 @dataclass
@@ -66,10 +70,11 @@ class Repair:
                 "regraded": [answer_name(*key) for key in sorted(self.regrade)]}
 
 
-def check(run_dir: Path, manifest: Manifest, digests: Digests | None = None,
+def check(run_dir: Path, manifest: Manifest, info: RunInfo, digests: Digests | None = None,
           checked: dict[str, Checked] | None = None) -> Repair:
-    """Check the record files against records.sha256 and the manifest (see the module docstring); `digests` and
-    `checked`, when given, are records.sha256 and the files already checked against it (not read again)."""
+    """Check the record files against records.sha256, the manifest and run.json's `info` (what the run was made from:
+    `lineagefields`; see the module docstring); `digests` and `checked`, when given, are records.sha256 and the files
+    already checked against it (not read again)."""
     digests = digests or read_digests(run_dir)
     repair = Repair(problems=list(digests.problems), digests=digests)
     for name in manifest.record_files:
@@ -81,7 +86,7 @@ def check(run_dir: Path, manifest: Manifest, digests: Digests | None = None,
             repair.problems.append(Mismatch(name, found.written + 1, f"{whole} line{'s' * (whole != 1)} "
                                                                      f"after line {found.written} not written by "
                                                                      "the run"))
-    _check_meaning(repair, manifest)
+    _check_meaning(repair, manifest, Made.of(info, manifest))
     return repair
 
 
@@ -113,9 +118,9 @@ def _lines_per_answer(name: str, task: TaskEntry, manifest: Manifest) -> int:
     return len(task.judges) * manifest.judge_calls if name == JUDGEMENTS else len(task.score_names)
 
 
-def _check_meaning(repair: Repair, manifest: Manifest) -> None:
+def _check_meaning(repair: Repair, manifest: Manifest, made: Made) -> None:
     """Committed lines must belong: known samples, one response each, score lines (and judge calls) of recorded
-    responses, each once, a sample's score lines complete."""
+    responses, each once, a sample's score lines complete, lineage fields the run's kind gives (`made`)."""
     tasks = {s.id: s.task for s in manifest.samples}
     expected = {t.name: set(t.score_names) for t in manifest.tasks}
     answered: dict[Key, int] = {}
@@ -144,12 +149,12 @@ def _check_meaning(repair: Repair, manifest: Manifest) -> None:
         group[scorer] = number
         return None
 
-    _vet(repair, RESPONSES, response, tasks)
-    _vet(repair, SCORES, score, tasks)
+    _vet(repair, RESPONSES, response, (tasks, made))
+    _vet(repair, SCORES, score, (tasks, made))
     if manifest.judges:
         calls = JudgeCalls(manifest)
         _vet(repair, JUDGEMENTS, lambda number, record: calls.problem(
-            number, _key(record), record.get("judge"), record.get("judge_repeat", 0), answered), tasks)
+            number, _key(record), record.get("judge"), record.get("judge_repeat", 0), answered), (tasks, made))
     incomplete = {key for key, group in groups.items() if group.keys() != expected[tasks[key[0]]]}
     for key in sorted(incomplete, key=lambda k: min(groups[k].values())):
         _problem(repair, SCORES, min(groups[key].values()),
@@ -182,13 +187,15 @@ class JudgeCalls:
 
 
 def _vet(repair: Repair, name: str, problem_of: Callable[[int, dict[str, Any]], str | None],
-         tasks: dict[str, str]) -> None:
-    """Each committed line of record file `name` through `problem_of`; a line it faults, or one giving another task
-    than its sample's (`tasks`: sample id -> task), is a problem, and bad."""
+         run: tuple[dict[str, str], Made]) -> None:
+    """Each committed line of record file `name` through `problem_of`; a line it faults, one giving another task than
+    its sample's (`tasks`: sample id -> task), or a lineage field its run's kind does not give (`made`), is a problem,
+    and bad."""
+    tasks, made = run
     bad = repair.bad.setdefault(name, set())
     for number, (record, why) in _committed(repair.checked[name], repair.digests.lines.get(name, [])):
         what = problem_of(number, record)  # of every line: it keeps count of what the file holds
-        what = why or _other_task(record, tasks) or what
+        what = why or _other_task(record, tasks) or made.fault(name, number, record) or what
         if what is not None:
             _problem(repair, name, number, what)
             bad.add(number)
@@ -247,11 +254,13 @@ def _json(line: bytes) -> dict[str, Any] | None:
 
 
 def _misnamed(data: dict[str, Any]) -> str | None:
-    """Why a record line names no answer, scorer or judge call as a writer does (`NAMING`); None when it does."""
+    """Why a record line names no answer, scorer or judge call as a writer does (`NAMING`); None when it does. A
+    repeat is a whole number as written (`0.0` and `true` name repeats 0 and 1 to Python, and no writer writes them)."""
     found = next((key for key in NAMING if isinstance(data.get(key), (list, dict))), None)
-    if found is None:
-        return None
-    return f"gives its {found} as a JSON {'array' if isinstance(data[found], list) else 'object'}, which names nothing"
+    if found is not None:
+        return f"gives its {found} as a JSON {'array' if isinstance(data[found], list) else 'object'}, which names nothing"
+    counted = next((key for key in REPEATS if key in data and type(data[key]) is not int), None)
+    return None if counted is None else f"gives its {counted} as {json.dumps(data[counted])}, where a writer gives a whole number"
 
 
 def apply(run_dir: Path, repair: Repair, manifest: Manifest,

@@ -346,7 +346,7 @@ def _foreign(run: Run, digests: ledger.Digests, checked: dict[str, ledger.Checke
         manifest = run.manifest
     except BenchrunError:
         return []
-    return [str(problem) for problem in repair.check(run.path, manifest, digests, checked).problems]
+    return [str(problem) for problem in repair.check(run.path, manifest, run.info, digests, checked).problems]
 
 
 def unended(run_dir: Path, name: str) -> str | None:

@@ -16,6 +16,7 @@ from benchrun.archive.speed import FIGURES, figures
 from benchrun.audit import report_svg as svg
 from benchrun.audit.heading import parts, reason, with_reason
 from benchrun.audit.judged import agreement_rows, agreements, judge_identity
+from benchrun.audit.lines import MetricLines
 from benchrun.audit.lines import metric_lines as lines_of
 from benchrun.console.output import at_k_basis, number, speed_cells
 from benchrun.console.visible import shown_name
@@ -183,10 +184,9 @@ def _repeats(run: Run) -> dict[str, str]:
     summary = run.summary
     if summary is None or not summary.repeats:
         return {}
-    over = {task: f" (over {counted} of {of} samples)" for task, (counted, of) in
-            (summary.consistency_samples or {}).items()}
-    shares = ", ".join(f"{task} {svg.number(share)}{over.get(task, '')}"
-                       for task, share in (summary.consistency or {}).items())
+    scan = MetricLines(run)
+    over = {task: f" (over {counted} of {of} samples)" for task, (counted, of) in scan.consistency_samples().items()}
+    shares = ", ".join(f"{task} {svg.number(share)}{over.get(task, '')}" for task, share in scan.consistency().items())
     return {"repeats": f"{counted(summary.repeats, 'answer')} per sample", "consistency": shares or "-"}
 
 

@@ -17,8 +17,23 @@ from benchrun.audit.rescored import RESCORE_NUMBERS, RescoreInfo, covers_fewer
 from benchrun.audit.summarycheck import RescoreBooks, RunPass
 from benchrun.core.errors import ArchiveError
 from benchrun.core.filebytes import not_a_file
-from benchrun.core.layout import JUDGEMENTS, RESCORE_FILE, RESCORES, SCORES, SUMMARY, number_in
+from benchrun.core.layout import (
+    JUDGEMENTS,
+    RESCORE_FILE,
+    RESCORE_LOG,
+    RESCORES,
+    RUN_OWN,
+    SCORES,
+    SUMMARY,
+    number_in,
+)
 from benchrun.core.text import NotJSON
+
+RESCORE_WRITES = (RESCORE_FILE, RESCORE_LOG, SCORES, JUDGEMENTS, SUMMARY)
+"""What a rescore writes in its folder."""
+RUN_ONLY = tuple(name for name in RUN_OWN if name not in RESCORE_WRITES)
+"""A run's own names that no rescore writes (run.json, seal.json, rescores/, ...): a folder holding one is a run's, or a
+copy of one, never a rescore's."""
 
 
 @dataclass(frozen=True)
@@ -83,12 +98,15 @@ def check_rescore(run: Run, path: Path, writer: str | None) -> Checked:
 def _claims(run: Run, path: Path, writer: str | None) -> RescoreInfo | Finding:
     """The rescore.json of this run's rescore at `path`, whose claims are checked; or the one finding why none is:
     unfinished (no rescore.json: `writer` writes it now, or it was stopped, so it claims nothing), or it is no
-    rescore's folder, no rescore.json of this folder of this run, or digests too few or outside its folder."""
+    rescore's folder (it holds what only a run writes: `RUN_ONLY`), no rescore.json of this folder of this run, or digests too few or outside its folder."""
     name = f"{RESCORES}/{path.name}"
     if not path.is_dir():  # a name that numbers a rescore is its folder; a link to one is said by `held`
         kind = (f"a symbolic link (to {os.readlink(path)})" if path.is_symlink()
                 else not_a_file(path.stat().st_mode) or "a file")
         return Finding(False, name, f"{kind} in place of a rescore's folder, which only a rescore makes")
+    if (found := next((own for own in RUN_ONLY if os.path.lexists(path / own)), None)) is not None:
+        return Finding(False, name, f"holds {found}, which a run writes and no rescore does: no rescore's folder (a run, "
+                                    "or a copy of one, put there); nothing in it is checked as the run's")
     if not os.path.lexists(path / RESCORE_FILE):
         how = f"being written now ({writer}); verify it once it has ended" if writer else "it was stopped"
         return Finding(True, name, f"unfinished (no {RESCORE_FILE}: {how}): claims nothing, not checked")

@@ -97,7 +97,7 @@ def resume_run(run: Run, force: bool = False, host: str | list[str] | None = Non
             name, why = planted[0]
             raise ArchiveError(f"{why}: a resume would seal the run beside it; move it out of the run's directory, "
                                "then resume", file=str(run.path / name))
-        found = repair.check(run.path, manifest)
+        found = repair.check(run.path, manifest, run.info)
         if found.problems and (crlf := trust.records_converted(run.path)):  # --force would drop every line
             raise ArchiveError(trust.CONVERTED, file=str(run.path / crlf))
         if found.problems and not force:
@@ -364,7 +364,7 @@ def _reopen(run: Run, manifest: Manifest, found: repair.Repair, note: dict[str, 
     gone (a resume the disk or a file refuses before run.json says `running` leaves the run sealed as it was); the
     writer and the responses to grade again."""
     dropped = repair.apply(run.path, found, manifest, ready=lock.still_held)
-    regrade = repair.check(run.path, manifest).regrade if dropped else found.regrade
+    regrade = repair.check(run.path, manifest, run.info).regrade if dropped else found.regrade
     written = found.checked[RESPONSES].written
     kept = written - len(dropped.get(RESPONSES, []))
     info = carry_cut(run.info, kept)  # a retry killed as it carried: the rest is asked, not carried

@@ -4,17 +4,18 @@ rescore.json's counts, its summary.json), are what their records make: a sealed 
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 from typing import Any, Iterable
 
 from benchrun.archive.books import Books
+from benchrun.archive.lineagefields import parent_unmade
 from benchrun.archive.reader import Run
 from benchrun.archive.repair import JudgeCalls
 from benchrun.archive.trust import seal_broken, unreadable
 from benchrun.audit.answernames import AnswerNames
 from benchrun.audit.judgegrades import JudgeGrades
 from benchrun.audit.rescored import RescoreInfo
+from benchrun.audit.speedcheck import READ, close, speed_unmade
 from benchrun.core.errors import ArchiveError
 from benchrun.core.judgeagreement import JudgeAgreement
 from benchrun.core.layout import JUDGEMENTS, RESCORE_FILE, RESCORES, RUN, SCORES, SUMMARY
@@ -38,15 +39,11 @@ TOGETHER = (("binary", "samples"), ("pass_at_k", "majority_at_k"))
 its records make (a line without `samples` is read as of one answer per sample: Wilson's interval, McNemar's test)."""
 TASK_FIGURES = ("repeats", "consistency_samples", "consistency")
 """What summary.json says beside its metric lines that the records make, checked where it says it (a later
-benchrun's); consistency only where it says the samples it is over, when some are left out (before a benchrun said
-them, it counted the samples with a failed request too)."""
-SPEED_MADE = ("n", "failed", "latency_s", "tokens_per_s", "tokens_per_s_from", "prompt_tokens_per_s", "load_s")
-"""What summary.json's speed says that the run's answers make (its wall time, and the rate over it, are its sessions'
-clocks')."""
-SPEED_TOLERANCE = 1e-6
-"""How near a speed figure is to the one its answers make (a benchrun before 0dcfddb summed a rate's seconds as floats,
-not whole microseconds: the last digits differ); far below the three decimals shown."""
-READ = "show, list and compare read it, export and report read the records"
+benchrun's): consistency has been over the samples whose every request was answered since repeats came (fcd0ace),
+before a benchrun said which (consistency_samples, 55ad209)."""
+WITH_REPEATS = ("repeats", "consistency")
+"""Of TASK_FIGURES, what every benchrun since repeats came (fcd0ace) has written for a run of repeats: checked where
+a summary leaves it out too (read as a run without repeats: `6/6 samples`, no consistency)."""
 RESCORE_READ = "not as the rescore wrote it, which tallied its records"
 
 
@@ -66,19 +63,9 @@ def books_for(run: Run) -> Books | None:
 def disagreement(run: Run, books: Books) -> tuple[str, str] | None:
     """The first of run.json's counts and summary.json's metric lines that the run's records, kept in `books`, do not
     make, as (file, `what: why`); None when all are theirs."""
-    return _unmade(books, run.info.counts, run, (RUN, SUMMARY), READ) or _speed_unmade(run, books)
-
-
-def _speed_unmade(run: Run, books: Books) -> tuple[str, str] | None:
-    """The first figure of summary.json's speed that the run's answers, kept in `books`, do not make."""
-    if run.summary is None or run.summary.speed is None:
-        return None
-    said, made = run.summary.speed.model_dump(mode="json"), books.speed.speed().model_dump(mode="json")
-    for field in SPEED_MADE:
-        if not _close(said[field], made[field], SPEED_TOLERANCE):
-            return SUMMARY, (f"speed.{field}: summary.json's is {_json(said[field])}, its answers make "
-                             f"{_json(made[field])}: {READ}")
-    return None
+    planned = parent_unmade(run.info, books.samples)
+    return ((RUN, f"{planned}: {READ}") if planned else None) or _unmade(books, run.info.counts, run, (RUN, SUMMARY),
+                                                                           READ) or speed_unmade(run, books)
 
 
 class RescoreBooks:
@@ -206,9 +193,9 @@ def _unmade(books: Books, counts: Counts, graded: Run, files: tuple[str, str], r
     for key in [*written, *(key for key in found if key not in written)]:
         if (why := _differs(written.get(key), found.get(key))) is not None:
             return files[1], f"{'/'.join(key)}: {why}: {read}"
-    older = summary.consistency_samples is None and tallied.consistency_samples is not None
-    for field in TASK_FIGURES[:2 if older else 3]:
-        if (said := getattr(summary, field)) is not None and not _close(said, made := getattr(tallied, field)):
+    for field in TASK_FIGURES:
+        said, made = getattr(summary, field), getattr(tallied, field)
+        if (said is not None or field in WITH_REPEATS) and not close(said, made):
             return files[1], f"{field}: summary.json's is {_json(said)}, its records make {_json(made)}: {read}"
     said, made = (graded.summary.judges if graded.summary else None) or {}, books.agreement_summaries()
     for judge in [*said, *(judge for judge in made if judge not in said)]:
@@ -244,7 +231,7 @@ def _differs(written: MetricSummary | None, found: MetricSummary | None) -> str 
     if written is None or found is None:
         return "in its score records, not in summary.json" if written is None else "in summary.json, not in its score records"
     for field in (*FIELDS, *(field for field in LATER if getattr(written, field) is not None)):
-        if not _close(said := getattr(written, field), made := getattr(found, field)):
+        if not close(said := getattr(written, field), made := getattr(found, field)):
             return f"summary.json's {field} is {said}, its score records make {made}"
     return _left_out(written, found)
 
@@ -258,19 +245,6 @@ def _left_out(written: MetricSummary, found: MetricSummary) -> str | None:
                 return (f"summary.json says {said[0]} but not {field}, which its score records make ({made}) and the "
                         f"benchrun writing {said[0]} writes with it")
     return None
-
-
-def _close(said: Any, made: Any, rel_tol: float = 1e-9) -> bool:
-    """Whether a figure summary.json says is the one its records make (numbers within rounding, `rel_tol`, mappings of
-    them)."""
-    if said is None or made is None:
-        return said is made
-    if isinstance(said, dict):
-        return isinstance(made, dict) and said.keys() == made.keys() and all(
-            _close(said[k], made[k], rel_tol) for k in said)
-    if isinstance(said, float) or isinstance(made, float):
-        return math.isclose(said, made, rel_tol=rel_tol, abs_tol=1e-12)
-    return bool(said == made)
 
 
 def _json(value: Any) -> str:

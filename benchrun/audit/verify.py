@@ -196,7 +196,7 @@ def belonging(run: Run, kept: RunPass | None = None) -> list[Finding]:
     intact); else the first file or line that no reader reads as what it is (`trust.unreadable`), which every other
     command would stop at."""
     if (manifest := run_manifest(run)) is not None:
-        if problems := repair.check(run.path, manifest).problems:
+        if problems := repair.check(run.path, manifest, run.info).problems:
             return [Finding(False, problem.file, problem.message, problem.line) for problem in problems]
     elif not all(finding.ok for finding in check_manifest(run)):
         return []  # check_manifest says why; a manifest that is not the run's is never read whole
