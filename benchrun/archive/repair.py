@@ -258,9 +258,12 @@ def _misnamed(data: dict[str, Any]) -> str | None:
     repeat is a whole number as written (`0.0` and `true` name repeats 0 and 1 to Python, and no writer writes them)."""
     found = next((key for key in NAMING if isinstance(data.get(key), (list, dict))), None)
     if found is not None:
-        return f"gives its {found} as a JSON {'array' if isinstance(data[found], list) else 'object'}, which names nothing"
+        kind = "array" if isinstance(data[found], list) else "object"
+        return f"gives its {found} as a JSON {kind}, which names nothing"
     counted = next((key for key in REPEATS if key in data and type(data[key]) is not int), None)
-    return None if counted is None else f"gives its {counted} as {json.dumps(data[counted])}, where a writer gives a whole number"
+    if counted is None:
+        return None
+    return f"gives its {counted} as {json.dumps(data[counted])}, where a writer gives a whole number"
 
 
 def apply(run_dir: Path, repair: Repair, manifest: Manifest,

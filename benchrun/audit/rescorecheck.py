@@ -98,15 +98,16 @@ def check_rescore(run: Run, path: Path, writer: str | None) -> Checked:
 def _claims(run: Run, path: Path, writer: str | None) -> RescoreInfo | Finding:
     """The rescore.json of this run's rescore at `path`, whose claims are checked; or the one finding why none is:
     unfinished (no rescore.json: `writer` writes it now, or it was stopped, so it claims nothing), or it is no
-    rescore's folder (it holds what only a run writes: `RUN_ONLY`), no rescore.json of this folder of this run, or digests too few or outside its folder."""
+    rescore's folder (it holds what only a run writes: `RUN_ONLY`), no rescore.json of this folder of this run, or
+    digests too few or outside its folder."""
     name = f"{RESCORES}/{path.name}"
     if not path.is_dir():  # a name that numbers a rescore is its folder; a link to one is said by `held`
         kind = (f"a symbolic link (to {os.readlink(path)})" if path.is_symlink()
                 else not_a_file(path.stat().st_mode) or "a file")
         return Finding(False, name, f"{kind} in place of a rescore's folder, which only a rescore makes")
     if (found := next((own for own in RUN_ONLY if os.path.lexists(path / own)), None)) is not None:
-        return Finding(False, name, f"holds {found}, which a run writes and no rescore does: no rescore's folder (a run, "
-                                    "or a copy of one, put there); nothing in it is checked as the run's")
+        return Finding(False, name, f"holds {found}, which a run writes and no rescore does: no rescore's folder (a "
+                                    "run, or a copy of one, put there); nothing in it is checked as the run's")
     if not os.path.lexists(path / RESCORE_FILE):
         how = f"being written now ({writer}); verify it once it has ended" if writer else "it was stopped"
         return Finding(True, name, f"unfinished (no {RESCORE_FILE}: {how}): claims nothing, not checked")
