@@ -28,6 +28,16 @@ def session_cache(tmp_path_factory) -> Iterator[None]:
         os.environ["XDG_CACHE_HOME"] = saved
 
 
+@pytest.fixture(scope="session", autouse=True)
+def no_proxies() -> Iterator[None]:
+    """The session without the environment's proxy variables (a CI machine's, for its package registries): every
+    server a test asks is on this machine, and a failure to reach one says a proxy is set (`runners.base.unproxied`)."""
+    with pytest.MonkeyPatch.context() as patch:
+        for name in [name for name in os.environ if name.lower().endswith("_proxy")]:
+            patch.delenv(name)
+        yield
+
+
 @pytest.fixture(autouse=True)
 def private_cache(tmp_path_factory, monkeypatch) -> Path:
     """Each test's own response cache ($XDG_CACHE_HOME, which in-process runs and child processes both read), so no

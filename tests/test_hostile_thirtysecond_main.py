@@ -18,6 +18,9 @@
 5. A submitit_local sweep of `hydra.launcher.timeout_min=0` (or below): submitit killed every job before it started,
    nothing recorded, and the sweep's error was submitit's last line, `----------------------------------------`:
    refused before anything is made (`compose.slurmoptions.local_time`), a dry run's too.
+6. A server not reached while the environment names a proxy (`HTTP_PROXY=...`, a user behind one) was said `cannot
+   reach Ollama at URL (ConnectError); start it ...`, nothing said of the proxy benchrun never reads: the line says
+   the server was asked directly (`execute.runners.base.unproxied`); tests run without the environment's proxies.
 """
 
 from __future__ import annotations
@@ -94,3 +97,17 @@ def test_a_local_submitit_sweep_of_no_time_is_refused_before_anything_is_made(tm
         f"benchrun: error: hydra.launcher.timeout_min={minutes}: submitit_local kills a job once it has run that many "
         "minutes, so every job would be killed before it starts; give the minutes a job may run (at least 1)\n"))
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(("runner", "said"), [
+    (["runner.host=http://127.0.0.1:9"], "Ollama at http://127.0.0.1:9 (ConnectionError)"),
+    (["runner=openai", "runner.base_url=http://127.0.0.1:9/v1", "runner.model=m"],
+     "the OpenAI-compatible server at http://127.0.0.1:9/v1 (ConnectError)")])
+def test_a_server_not_reached_with_a_proxy_in_the_environment_says_it_was_asked_directly(tmp_path, runner, said):
+    done = call_benchrun(*runner, "runner.retries=0", "outputs=out", cwd=tmp_path,
+                         env={"HTTPS_PROXY": "http://proxy.example:3128"})
+    key = "runner.host" if "Ollama" in said else "runner.base_url"
+    start = "start it with `ollama serve`" if "Ollama" in said else "start it"
+    assert (done.returncode, done.stderr) == (EXIT["runner"], (
+        f"benchrun: error: cannot reach {said}, asked directly (benchrun reads no proxy; $HTTPS_PROXY "
+        f"names one); {start}, or point {key} at a running server\n"))

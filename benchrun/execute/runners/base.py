@@ -6,6 +6,7 @@ import ast
 import asyncio
 import json
 import math
+import os
 import re
 import socket
 import ssl
@@ -149,6 +150,14 @@ async def there_unanswered(err: Exception, url: str, key: str, timeout_s: float)
     return (f"the server at {url} took the connection and closed it without an answer ({type(err).__name__}: "
             f"{one_line(str(err), 200)}): something runs there that does not answer its HTTP requests; check its "
             f"log, or point {key} at its HTTP API")
+
+
+def unproxied() -> str:
+    """`, asked directly (...)` for a server not reached while the environment names a proxy ($HTTP_PROXY,
+    $ALL_PROXY, ...), which benchrun's transport never reads (a user behind one may count on it); else empty."""
+    named = sorted(name for name, value in os.environ.items()
+                   if value.strip() and name.lower().endswith("_proxy") and name.lower() != "no_proxy")
+    return f", asked directly (benchrun reads no proxy; ${named[0]} names one)" if named else ""
 
 
 def _unchecked() -> ssl.SSLContext:

@@ -32,6 +32,7 @@ from benchrun.execute.runners.base import (
     there_unanswered,
     tools_called,
     transport_failure,
+    unproxied,
     with_seed,
 )
 from benchrun.execute.runners.errorbody import status_said
@@ -154,7 +155,7 @@ class OllamaRunner:
                 raise self._not_ollama(err) from None
             if there := await there_unanswered(err, self.host, self.config.key("host"), self.config.timeout_s):
                 raise RunnerError(there) from None
-            raise RunnerError(f"cannot reach Ollama at {self.host} ({type(err).__name__}); start it with "
+            raise RunnerError(f"cannot reach Ollama at {self.host} ({type(err).__name__}){unproxied()}; start it with "
                               f"`ollama serve`, or point {self.config.key('host')} at a running server") from None
         except (ollama.ResponseError, Refused) as err:
             if _status(err) == 404:  # no such path: Ollama answers every call of its preflight

@@ -28,6 +28,7 @@ from benchrun.execute.runners.base import (
     retrying,
     there_unanswered,
     transport_failure,
+    unproxied,
     with_seed,
 )
 from benchrun.execute.runners.errorbody import Said, error_said, server_message, status_said
@@ -152,8 +153,9 @@ class OpenAIRunner:
                 raise self._no_list(err) from None
             if there := await there_unanswered(err, self.base_url, self.config.key("base_url"), self.config.timeout_s):
                 raise RunnerError(there) from None
-            raise RunnerError(f"cannot reach the OpenAI-compatible server at {self.base_url} ({type(err).__name__}); "
-                              f"start it, or point {self.config.key('base_url')} at a running server") from None
+            key = self.config.key("base_url")
+            raise RunnerError(f"cannot reach the OpenAI-compatible server at {self.base_url} ({type(err).__name__})"
+                              f"{unproxied()}; start it, or point {key} at a running server") from None
         except Refused as err:
             raise RunnerError(f"the server at {self.base_url} refused the preflight: {err}") from None
         except (TooLarge, BrokenAnswer) as err:
