@@ -21,6 +21,11 @@
 6. A server not reached while the environment names a proxy (`HTTP_PROXY=...`, a user behind one) was said `cannot
    reach Ollama at URL (ConnectError); start it ...`, nothing said of the proxy benchrun never reads: the line says
    the server was asked directly (`execute.runners.base.unproxied`); tests run without the environment's proxies.
+7. `hydra.job.env_copy=[MYVAR]`, MYVAR holding the API key (`runner.api_key_env=MYVAR`): Hydra wrote the key into the
+   run's `.hydra/hydra.yaml` (verify: intact); a variable not set was `Hydra could not go on: KeyError: 'X'`. Refused
+   before Hydra (a preset's after composing, `compose.hydragiven.env_copy_refusal`): every job inherits the
+   environment already. And `+hydra.job.env_set.FOO=KEY` of a key of no known form in a variable of no credential's
+   name was written there too: the keys the config's runners send are found by value (`hydragiven._api_keys`).
 """
 
 from __future__ import annotations
@@ -111,3 +116,39 @@ def test_a_server_not_reached_with_a_proxy_in_the_environment_says_it_was_asked_
     assert (done.returncode, done.stderr) == (EXIT["runner"], (
         f"benchrun: error: cannot reach {said}, asked directly (benchrun reads no proxy; $HTTPS_PROXY "
         f"names one); {start}, or point {key} at a running server\n"))
+
+
+KEY = "local-server-key-0123456789abcdef"
+"""An API key of no provider's form, in a variable of no credential's name (a local server's)."""
+OPENAI = ["runner=openai", "runner.base_url=http://127.0.0.1:9/v1", "runner.model=m", "runner.api_key_env=MYVAR"]
+COPY_SAID = ("Hydra writes the value of each variable it names into the run's archive (.hydra/hydra.yaml), an API "
+             "key's too, and every job inherits this process's environment already (a run, joblib's workers, Slurm's "
+             "jobs); leave hydra.job.env_copy out")
+
+
+@pytest.mark.parametrize("given", ["hydra.job.env_copy=[MYVAR]", "+hydra.job.env_copy=[NOT_SET]"])
+def test_a_copy_of_variables_to_the_jobs_is_refused_before_hydra(tmp_path, given):
+    done = call_benchrun(*OPENAI, given, "outputs=out", cwd=tmp_path, env={"MYVAR": KEY})
+    said = f"benchrun: error: {given}: {COPY_SAID}\n"
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", said)
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_presets_copy_of_variables_to_the_jobs_is_refused_before_anything_is_written(tmp_path):
+    (tmp_path / "presets" / "extra").mkdir(parents=True)
+    (tmp_path / "presets" / "extra" / "copy.yaml").write_text(
+        "# @package _global_\nhydra: {job: {env_copy: [MYVAR]}}\n")
+    done = call_benchrun("--config-dir", "presets", "+extra=copy", *OPENAI, "outputs=out", cwd=tmp_path,
+                         env={"MYVAR": KEY})
+    said = f"benchrun: error: hydra.job.env_copy=['MYVAR']: {COPY_SAID}\n"
+    assert (done.returncode, done.stderr) == (EXIT["usage"], said)
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_key_the_run_sends_given_to_the_jobs_environment_is_refused_by_its_value(tmp_path):
+    done = call_benchrun(*OPENAI, f"+hydra.job.env_set.FOO={KEY}", "outputs=out", cwd=tmp_path, env={"MYVAR": KEY})
+    assert (done.returncode, done.stderr) == (EXIT["usage"], (
+        "benchrun: error: in 'config': hydra.job.env_set.FOO: secrets are never taken from the config, where they "
+        "would be archived (the value of $MYVAR); put an API key in an environment variable and name it with "
+        "runner.api_key_env, and give URLs without user names or passwords\n"))
+    assert not (tmp_path / "out").exists()

@@ -12,6 +12,7 @@ from omegaconf import OmegaConf
 from omegaconf.errors import ConfigAttributeError, ConfigKeyError
 
 from benchrun.compose.config import keys_taken, refuse_secrets
+from benchrun.compose.hydragiven import env_copy_refusal
 from benchrun.core import secrets
 from benchrun.core.errors import ConfigError
 from benchrun.core.keys import override_key, unknown_key
@@ -58,13 +59,17 @@ def _refuse_logging(argv: Sequence[str]) -> None:
     run's log (benchrun.log, where what custom_*.py print goes) and the masking of every credential in what is
     logged; `none` left the log empty, `disabled` was a traceback of logging's own. Hydra's own logging is chosen
     whole (`hydra/hydra_logging=disabled`): a setting of it logging cannot use stopped Hydra in a traceback, or
-    printed one at each of its lines (`hydra.hydra_logging.formatters.simple.format='%(x)s'`)."""
+    printed one at each of its lines (`hydra.hydra_logging.formatters.simple.format='%(x)s'`). And a copy of
+    variables to the jobs (`hydra.job.env_copy`), whose values Hydra writes into the archive (`env_copy_refusal`); a
+    variable not set was Hydra's `KeyError`."""
     for arg in argv:
         key = override_key(arg) if not arg.startswith("-") else ""
         if key == "hydra/job_logging" or key.startswith("hydra.job_logging"):
             raise ConfigError(f"{arg}: the job's logging is benchrun's: it writes the run's log ({LOG}) and masks "
                               "every credential in what is logged; leave hydra/job_logging out (hydra.verbose=true "
                               "logs more)")
+        if key.startswith("hydra.job.env_copy") and not arg.startswith("~"):
+            raise ConfigError(env_copy_refusal(arg))
         if key.startswith("hydra.hydra_logging"):
             raise ConfigError(f"{arg}: Hydra's own logging is chosen whole, by one of its presets "
                               "(hydra/hydra_logging=disabled, none, hydra_debug); leave its settings as they are "

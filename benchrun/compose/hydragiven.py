@@ -1,5 +1,5 @@
 """What a user gives of Hydra's own config that benchrun refuses before Hydra writes anything: a credential handed on
-to the jobs, hydra.job.chdir, a preset of the user's own that Hydra would never read, and a
+to the jobs or copied to them, hydra.job.chdir, a preset of the user's own that Hydra would never read, and a
 launcher setting the launcher does not have."""
 
 from __future__ import annotations
@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib
 import importlib.resources
 import inspect
+import os
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -16,8 +17,9 @@ from benchrun.compose.config import refuse_secrets
 from benchrun.compose.lokykeys import JOBLIB_LAUNCHER, loky_settings
 from benchrun.core import secrets
 from benchrun.core.errors import ConfigError
-from benchrun.core.keys import unknown_key
+from benchrun.core.keys import key_path, leaves, unknown_key
 from benchrun.core.layout import LOG
+from benchrun.core.settings import OLLAMA_KEY_ENV
 
 HANDED_ON = ("launcher", "job.env_set", "sweeper.params")
 """What of Hydra's config a config file may give that reaches a job or the archive (multirun.yaml, each job's
@@ -31,6 +33,7 @@ LAUNCHER_PACKAGES = ("hydra_plugins.", "hydra._internal.core_plugins.")
 
 def refuse_given(config: DictConfig) -> None:
     """Raise ConfigError for the first of Hydra's settings in `config` (a run's or a sweep's) that benchrun refuses."""
+    _check_env_copy(config)
     _check_secrets(config)
     _check_stays(config)
     _check_hydra_log_files(config)
@@ -41,10 +44,24 @@ def refuse_given(config: DictConfig) -> None:
 def _check_secrets(config: DictConfig) -> None:
     """Refuse a credential a config file gives Hydra's config (a preset's `hydra.launcher.setup` exporting
     `HF_TOKEN=hf_...`, a `hydra.job.env_set.HF_TOKEN`), before Hydra writes it into the sweep or run directory: only
-    the command line's were refused, and the benchmark's own config is checked as each job starts."""
+    the command line's were refused, and the benchmark's own config is checked as each job starts. An API key the
+    config's runners send is found by its value too (`+hydra.job.env_set.FOO=KEY`, whatever it looks like)."""
+    keys = _api_keys(config)
     for key in HANDED_ON:
         given = OmegaConf.to_container(OmegaConf.select(config.hydra, key) or OmegaConf.create(), resolve=False)
         refuse_secrets(secrets.found(given, f"hydra.{key}"))
+        refuse_secrets((key_path(f"hydra.{key}", where), f"the value of ${name}") for where, value in leaves(given)
+                       for name, secret in keys if isinstance(value, str) and secrets.holds_token(value, secret))
+
+
+def _api_keys(config: DictConfig) -> list[tuple[str, str]]:
+    """(variable, key) of each API key the config's runners send ($OPENAI_API_KEY, a runner.api_key_env of any
+    name, $OLLAMA_API_KEY) that the environment holds, long enough to be told (a shorter one the run refuses): found
+    in what is handed on by value, whatever its form."""
+    names = {OmegaConf.select(config, "runner.api_key_env", default=None),
+             OmegaConf.select(config, "judge.api_key_env", default=None), OLLAMA_KEY_ENV}
+    return [(name, os.environ[name]) for name in sorted(filter(None, names))
+            if len(os.environ.get(name, "")) >= secrets.MIN_KEY_CHARS]
 
 
 def _check_stays(config: DictConfig) -> None:
@@ -55,6 +72,21 @@ def _check_stays(config: DictConfig) -> None:
         raise ConfigError("hydra.job.chdir=true: benchrun stays in the directory it was started in, where relative "
                           "paths (task.path, runner_file) are found and a scorer's own files are written, never among "
                           "the run's; leave hydra.job.chdir out")
+
+
+def env_copy_refusal(given: str) -> str:
+    """Why `hydra.job.env_copy` (`given`: the override, or the preset's list) is refused: Hydra writes the values of
+    the variables it names into hydra.job.env_set, so into the run's archive (.hydra/hydra.yaml, multirun.yaml), an
+    API key among them; and every job of benchrun's inherits this process's environment already."""
+    return (f"{given}: Hydra writes the value of each variable it names into the run's archive (.hydra/hydra.yaml), "
+            "an API key's too, and every job inherits this process's environment already (a run, joblib's workers, "
+            "Slurm's jobs); leave hydra.job.env_copy out")
+
+
+def _check_env_copy(config: DictConfig) -> None:
+    """Refuse hydra.job.env_copy that a preset gives (the command line's is refused before Hydra): `env_copy_refusal`."""
+    if copied := OmegaConf.select(config, "hydra.job.env_copy"):
+        raise ConfigError(env_copy_refusal(f"hydra.job.env_copy={list(copied)}"))
 
 
 def _check_hydra_log_files(config: DictConfig) -> None:

@@ -205,9 +205,14 @@ def environment_key(value: str) -> str | None:
     """Why `value` holds, as a whole token, the value of an environment variable named like a credential
     ($OPENAI_API_KEY, $HF_TOKEN, ...) and long enough to be one (a key pasted where a name or a model was meant)."""
     for name, secret in environment_credentials():
-        if secret in value and re.search(f"(?<![{KEY_CHARS}]){re.escape(secret)}(?![{KEY_CHARS}])", value):
+        if holds_token(value, secret):
             return f"the value of ${name}"
     return None
+
+
+def holds_token(value: str, secret: str) -> bool:
+    """Whether `value` holds `secret` as a whole token (no key character either side)."""
+    return secret in value and re.search(f"(?<![{KEY_CHARS}]){re.escape(secret)}(?![{KEY_CHARS}])", value) is not None
 
 
 def environment_credentials() -> list[tuple[str, str]]:
