@@ -24,8 +24,10 @@
 7. `hydra.job.env_copy=[MYVAR]`, MYVAR holding the API key (`runner.api_key_env=MYVAR`): Hydra wrote the key into the
    run's `.hydra/hydra.yaml` (verify: intact); a variable not set was `Hydra could not go on: KeyError: 'X'`. Refused
    before Hydra (a preset's after composing, `compose.hydragiven.env_copy_refusal`): every job inherits the
-   environment already. And `+hydra.job.env_set.FOO=KEY` of a key of no known form in a variable of no credential's
-   name was written there too: the keys the config's runners send are found by value (`hydragiven._api_keys`).
+   environment already. And the key itself, of no known form in a variable of no credential's name, given as a value
+   (`+hydra.job.env_set.FOO=KEY`, `task.system=KEY`, `+runner.options.stop=[KEY]`) was written into `.hydra/`,
+   config.yaml and the manifest: a variable an `api_key_env` names is a credential's, whatever its name
+   (`core.secrets.Secrets.declare`, from the command line before Hydra, Hydra's config, and the run's config).
 """
 
 from __future__ import annotations
@@ -145,10 +147,13 @@ def test_a_presets_copy_of_variables_to_the_jobs_is_refused_before_anything_is_w
     assert not (tmp_path / "out").exists()
 
 
-def test_a_key_the_run_sends_given_to_the_jobs_environment_is_refused_by_its_value(tmp_path):
-    done = call_benchrun(*OPENAI, f"+hydra.job.env_set.FOO={KEY}", "outputs=out", cwd=tmp_path, env={"MYVAR": KEY})
+@pytest.mark.parametrize(("given", "key"), [(f"+hydra.job.env_set.FOO={KEY}", "hydra.job.env_set.FOO"),
+                                           (f"task.system={KEY}", "task.system"),
+                                           (f"+runner.options.stop=[{KEY}]", "runner.options.stop")])
+def test_a_key_the_run_sends_given_as_a_value_is_refused_by_its_value(tmp_path, given, key):
+    done = call_benchrun(*OPENAI, given, "outputs=out", cwd=tmp_path, env={"MYVAR": KEY})
     assert (done.returncode, done.stderr) == (EXIT["usage"], (
-        "benchrun: error: in 'config': hydra.job.env_set.FOO: secrets are never taken from the config, where they "
+        f"benchrun: error: in 'config': {key}: secrets are never taken from the config, where they "
         "would be archived (the value of $MYVAR); put an API key in an environment variable and name it with "
         "runner.api_key_env, and give URLs without user names or passwords\n"))
     assert not (tmp_path / "out").exists()

@@ -15,7 +15,7 @@ from benchrun.compose.config import keys_taken, refuse_secrets
 from benchrun.compose.hydragiven import env_copy_refusal
 from benchrun.core import secrets
 from benchrun.core.errors import ConfigError
-from benchrun.core.keys import override_key, unknown_key
+from benchrun.core.keys import KEY_VARIABLE_KEYS, override_key, unknown_key
 from benchrun.core.layout import LOG
 from benchrun.core.resources import PRIMARY_CONFIG, conf_dir
 from benchrun.core.text import too_many_digits
@@ -31,6 +31,9 @@ def refuse_bad_overrides(argv: Sequence[str]) -> None:
     than MAX_OVERRIDE_ITEMS values."""
     if (why := secrets.word_holding_key(argv)) is not None:  # refused without the word, which holds it
         refuse_secrets([("the command line", why)])
+    for arg in argv:  # the variables named as holding a key: their values are refused in the overrides below
+        if override_key(arg) in KEY_VARIABLE_KEYS and not arg.startswith("~"):
+            secrets.SECRETS.declare(arg.partition("=")[2].strip("'\""))
     digits = re.compile(rf"(?:^|[\[,])\s*[+-]?\d{{{sys.get_int_max_str_digits() + 1},}}\s*(?:$|[\],])")
     for arg in argv:
         _, is_override, value = arg.partition("=")

@@ -30,7 +30,7 @@ from benchrun.core import secrets
 from benchrun.core.errors import ConfigError, problem_said
 from benchrun.core.judgekeys import allowed_keys, runner_keys
 from benchrun.core.judgeserver import models_server
-from benchrun.core.keys import key_path, leaves, override_key, unknown_key
+from benchrun.core.keys import KEY_VARIABLE_KEYS, key_path, leaves, override_key, unknown_key, value_at
 from benchrun.core.resources import DEMO_SCHEME
 from benchrun.core.scratch import owned_folder
 from benchrun.core.settings import (
@@ -145,6 +145,7 @@ def plain_config(config: Any, cwd: Path | None = None) -> dict[str, Any]:
         given = runner_file_keys(cfg, cwd)
         cfg["runner"], cfg["runner_file"] = with_runner_file(cfg, given), None
     with said_of_variables(variables), said_of_runner_file(runner_file, given):
+        secrets.SECRETS.declare(*(value_at(cfg, key) for key in KEY_VARIABLE_KEYS))
         refuse_secrets(secrets.found(cfg))
         refuse_interpolations(given)
         refuse_unkept_values(cfg)

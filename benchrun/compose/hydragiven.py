@@ -7,7 +7,6 @@ from __future__ import annotations
 import importlib
 import importlib.resources
 import inspect
-import os
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -17,9 +16,8 @@ from benchrun.compose.config import refuse_secrets
 from benchrun.compose.lokykeys import JOBLIB_LAUNCHER, loky_settings
 from benchrun.core import secrets
 from benchrun.core.errors import ConfigError
-from benchrun.core.keys import key_path, leaves, unknown_key
+from benchrun.core.keys import KEY_VARIABLE_KEYS, unknown_key
 from benchrun.core.layout import LOG
-from benchrun.core.settings import OLLAMA_KEY_ENV
 
 HANDED_ON = ("launcher", "job.env_set", "sweeper.params")
 """What of Hydra's config a config file may give that reaches a job or the archive (multirun.yaml, each job's
@@ -44,24 +42,13 @@ def refuse_given(config: DictConfig) -> None:
 def _check_secrets(config: DictConfig) -> None:
     """Refuse a credential a config file gives Hydra's config (a preset's `hydra.launcher.setup` exporting
     `HF_TOKEN=hf_...`, a `hydra.job.env_set.HF_TOKEN`), before Hydra writes it into the sweep or run directory: only
-    the command line's were refused, and the benchmark's own config is checked as each job starts. An API key the
-    config's runners send is found by its value too (`+hydra.job.env_set.FOO=KEY`, whatever it looks like)."""
-    keys = _api_keys(config)
+    the command line's were refused, and the benchmark's own config is checked as each job starts. The value of a
+    variable an `api_key_env` names is a key's, whatever its name or form (`+hydra.job.env_set.FOO=KEY`)."""
+    secrets.SECRETS.declare(*(OmegaConf.select(config, key, default=None, throw_on_resolution_failure=False)
+                              for key in KEY_VARIABLE_KEYS))
     for key in HANDED_ON:
         given = OmegaConf.to_container(OmegaConf.select(config.hydra, key) or OmegaConf.create(), resolve=False)
         refuse_secrets(secrets.found(given, f"hydra.{key}"))
-        refuse_secrets((key_path(f"hydra.{key}", where), f"the value of ${name}") for where, value in leaves(given)
-                       for name, secret in keys if isinstance(value, str) and secrets.holds_token(value, secret))
-
-
-def _api_keys(config: DictConfig) -> list[tuple[str, str]]:
-    """(variable, key) of each API key the config's runners send ($OPENAI_API_KEY, a runner.api_key_env of any
-    name, $OLLAMA_API_KEY) that the environment holds, long enough to be told (a shorter one the run refuses): found
-    in what is handed on by value, whatever its form."""
-    names = {OmegaConf.select(config, "runner.api_key_env", default=None),
-             OmegaConf.select(config, "judge.api_key_env", default=None), OLLAMA_KEY_ENV}
-    return [(name, os.environ[name]) for name in sorted(filter(None, names))
-            if len(os.environ.get(name, "")) >= secrets.MIN_KEY_CHARS]
 
 
 def _check_stays(config: DictConfig) -> None:

@@ -7,6 +7,16 @@ from typing import Any, Iterable, Iterator
 
 from benchrun.core.text import name_said
 
+KEY_VARIABLE_KEYS = ("runner.api_key_env", "judge.api_key_env")
+"""The keys naming the environment variable that holds an API key."""
+
+
+def value_at(data: Any, key: str) -> Any:
+    """The value at the dotted `key` of nested mappings `data` (`runner.api_key_env`), None where there is none."""
+    for part in key.split("."):
+        data = data.get(part) if isinstance(data, dict) else None
+    return data
+
 
 def key_path(root: str, parts: Iterable[Any]) -> str:
     """`tasks`, [2, 'values', 'b'] -> `tasks[2].values.b`."""

@@ -205,19 +205,16 @@ def environment_key(value: str) -> str | None:
     """Why `value` holds, as a whole token, the value of an environment variable named like a credential
     ($OPENAI_API_KEY, $HF_TOKEN, ...) and long enough to be one (a key pasted where a name or a model was meant)."""
     for name, secret in environment_credentials():
-        if holds_token(value, secret):
+        if secret in value and re.search(f"(?<![{KEY_CHARS}]){re.escape(secret)}(?![{KEY_CHARS}])", value):
             return f"the value of ${name}"
     return None
 
 
-def holds_token(value: str, secret: str) -> bool:
-    """Whether `value` holds `secret` as a whole token (no key character either side)."""
-    return secret in value and re.search(f"(?<![{KEY_CHARS}]){re.escape(secret)}(?![{KEY_CHARS}])", value) is not None
-
-
 def environment_credentials() -> list[tuple[str, str]]:
-    """The environment's variables named like a credential whose value is long enough to be one."""
-    return [(name, value) for name, value in os.environ.items() if len(value) >= MIN_KEY_CHARS and secret_key(name)]
+    """The environment's variables named like a credential, or named by an `api_key_env` (`SECRETS.declare`), whose
+    value is long enough to be one."""
+    return [(name, value) for name, value in os.environ.items()
+            if len(value) >= MIN_KEY_CHARS and (secret_key(name) or name in SECRETS.variables)]
 
 
 def said_url(url: str, base: str = "http://host/") -> str:
@@ -297,6 +294,11 @@ class Secrets:
         self._encoded: tuple[bytes, ...] = ()
         self._text: re.Pattern[str] | None = None
         self._bytes: re.Pattern[bytes] | None = None
+        self.variables: set[str] = set()
+
+    def declare(self, *variables: Any) -> None:
+        """Take each variable an `api_key_env` names for a credential's, whatever its name (`environment_key`)."""
+        self.variables |= {name.strip() for name in variables if isinstance(name, str) and name.strip()}
 
     def register_key(self, variable: str, setting: str | None = "runner.api_key_env") -> str | None:
         """The API key in $`variable` (None when unset or empty), registered to be masked; one too short to mask
@@ -321,6 +323,7 @@ class Secrets:
         """Forget them all: one process running several benchrun commands (benchrun.testing.inprocess) starts each
         with none, as a new process would."""
         self._values.clear()
+        self.variables.clear()
         self._encoded, self._text, self._bytes = (), None, None
 
     def scrub(self, text: str) -> str:
