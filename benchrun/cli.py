@@ -227,10 +227,11 @@ def _hydras_own(err: Exception) -> str | None:
     a launcher refusing a value (`hydra.sweeper.max_batch_size=0`: a bare AssertionError, the failed assertion its
     message), a plugin that is none (`hydra.launcher._target_=os.system`), a merge OmegaConf cannot make
     (`hydra.sweeper.params={...}` into its None: an AttributeError, the key it was merging said after it); None for
-    any other error, and for an OSError (a file Hydra writes, said by the entry point's last resort). An error of
-    Python's own modules is said so when Hydra called them (a broken `hydra.hydra_logging`), with its cause."""
+    any other error, and for an OSError or one it caused (the job's log on a disk out of inodes: the entry point's
+    last resort says it). An error of Python's own modules Hydra called is said with its cause (`hydra_logging`)."""
     frames = [frame for frame in traceback.extract_tb(err.__traceback__) if not frame.filename.startswith(STDLIB)]
-    if isinstance(err, OSError) or not frames or not frames[-1].filename.startswith(HYDRA_CODE):
+    refused = isinstance(err, OSError) or isinstance(err.__cause__, OSError)
+    if refused or not frames or not frames[-1].filename.startswith(HYDRA_CODE):
         return None
     lines = [line.strip() for line in str(err).splitlines() if line.strip()]
     said = next(iter(lines), "") or (frames[-1].line or "")

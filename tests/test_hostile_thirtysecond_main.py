@@ -7,7 +7,7 @@
 2. An override of Hydra's own logging (`hydra.hydra_logging...`) that `logging.config` cannot use
    (`handlers.console.class=logging.FileHandler`, `root.level=LOUD`) stopped Hydra in a traceback, and a format naming
    no field (`formatters.simple.format='%(x)s'`) printed a traceback at each of Hydra's lines of a sweep: refused
-   before Hydra, as the job's logging is (`compose.commandline._refuse_logging`); a preset of the user's own
+   before Hydra, as the job's logging is (`compose.commandline._refuse_kept_hydra_settings`); a preset of the user's own
    (`--config-dir`, `hydra/hydra_logging=mine`) that logging cannot use is one line (`cli._hydras_own` reads past
    Python's own modules to Hydra's call, and says the cause).
 3. A path whose name is not UTF-8 inside an error's text (`hydra.run.dir=ROOT`, ROOT holding the run `nv\\xff`) was

@@ -41,8 +41,8 @@ obeys.
   and where every credential logged is masked: `hydra/job_logging=disabled` was a traceback of logging's own
   (`ValueError: Unable to configure handler 'console'`), `hydra/job_logging=none` or
   `hydra.job_logging.root.level=CRITICAL` a run whose log was empty, `~hydra.job_logging.filters` took the masking
-  away. Now refused before anything is made (`compose.commandline._refuse_logging`, once `callbacks._check_logging`);
-  `hydra.verbose=true` still logs more
+  away. Now refused before anything is made (`compose.commandline._refuse_kept_hydra_settings`, once
+  `callbacks._check_logging`); `hydra.verbose=true` still logs more
 - `hydra.job.name=foo` (the eighth pass refused `../x` only): the job's log went to `foo.log`, a file no audit
   command knows, beside an empty benchrun.log. Now refused, as `../x` is (`callbacks._check_inside`)
 - `task.name=" "` or `runner.model=" "` (a name of only spaces): a run made, its directory named `..._model_...`

@@ -36,7 +36,8 @@ import pytest
 
 from benchrun.audit.stats import interval
 from benchrun.core.errors import EXIT
-from benchrun.testing.ollama_server import ChatRequest, FakeOllama, Reply
+from benchrun.testing.ollama_server import ChatRequest, FakeOllama
+from tests.helpers.answers import SAY_A, one_request_fails
 from tests.helpers.archives import synthetic_run
 from tests.helpers.benchfiles import write_bench
 from tests.helpers.commands import bench_run, call_benchrun, run_dir_of
@@ -71,16 +72,6 @@ def test_a_0_1_metric_with_repeats_has_an_interval_within_0_and_1_never_of_width
     spread = interval(9, 2 / 3, 1 / 3, True, 3)
     assert (spread.low, spread.high, spread.method) == (
         pytest.approx(0.0438299229852, rel=1e-8), pytest.approx(0.988670077014, rel=1e-8), "wilson-kg")
-
-
-SAY_A = '- {name: t, template: "say {a}", values: {a: [1, 2]}, reference: ["1", "2"]}\n'
-"""Two samples, `say 1` and `say 2`, their references `1` and `2`."""
-
-
-def one_request_fails(request: ChatRequest) -> str | Reply:
-    """`say 1`'s second repeat fails (HTTP 500); every other answer is right."""
-    prompt = request.messages[-1]["content"]
-    return Reply(status=500) if (prompt, request.options["seed"]) == ("say 1", 1) else prompt.split()[-1]
 
 
 @pytest.mark.slow

@@ -54,13 +54,14 @@ def refuse_bad_overrides(argv: Sequence[str]) -> None:
     _refuse_set_and_deleted(argv)
     _refuse_no_one_preset(argv)
     _refuse_added_preset(argv)
-    _refuse_logging(argv)
+    _refuse_kept_hydra_settings(argv)
 
 
-def _refuse_logging(argv: Sequence[str]) -> None:
-    """Refuse an override of the job's logging (`hydra/job_logging=none`, `hydra.job_logging.handlers...`): it is the
-    run's log (benchrun.log, where what custom_*.py print goes) and the masking of every credential in what is
-    logged; `none` left the log empty, `disabled` was a traceback of logging's own. Hydra's own logging is chosen
+def _refuse_kept_hydra_settings(argv: Sequence[str]) -> None:
+    """Refuse an override of Hydra's settings that benchrun keeps as they are. The job's logging (`hydra/job_logging=
+    none`, `hydra.job_logging.handlers...`): it is the run's log (benchrun.log, where what custom_*.py print goes) and
+    the masking of every credential in what is logged; `none` left the log empty, `disabled` was a traceback of
+    logging's own. Hydra's own logging is chosen
     whole (`hydra/hydra_logging=disabled`): a setting of it logging cannot use stopped Hydra in a traceback, or
     printed one at each of its lines (`hydra.hydra_logging.formatters.simple.format='%(x)s'`). And a copy of
     variables to the jobs (`hydra.job.env_copy`), whose values Hydra writes into the archive (`env_copy_refusal`); a

@@ -72,3 +72,13 @@ def odd_one(odd: Reply | str):
     def answer(req: ChatRequest) -> Reply | str:
         return odd if req.prompt.split()[4:5] == ["3"] else half_right(req)
     return answer
+
+
+SAY_A = '- {name: t, template: "say {a}", values: {a: [1, 2]}, reference: ["1", "2"]}\n'
+"""Two samples, `say 1` and `say 2`, their references `1` and `2`."""
+
+
+def one_request_fails(request: ChatRequest) -> str | Reply:
+    """`say 1`'s second repeat fails (HTTP 500); every other answer is right."""
+    prompt = request.messages[-1]["content"]
+    return Reply(status=500) if (prompt, request.options["seed"]) == ("say 1", 1) else prompt.split()[-1]

@@ -12,7 +12,7 @@ from typing import Any, Callable
 from benchrun.archive.speed import SpeedTally
 from benchrun.core.records import ResponseRecord
 from benchrun.testing.ollama_server import FakeOllama
-from tests.helpers.answers import BROKEN, broken_answer, listbench_answer
+from tests.helpers.answers import BROKEN, SAY_A, broken_answer, listbench_answer, one_request_fails
 from tests.helpers.archives import reseal, synthetic_run
 from tests.helpers.auditcli import audit
 from tests.helpers.benchfiles import write_bench
@@ -20,7 +20,6 @@ from tests.helpers.commands import run_in_process
 from tests.helpers.judgedruns import Judging, judged_eight
 from tests.helpers.p26_archive import sealed_line
 from tests.helpers.p31_archive import summary_rewritten
-from tests.test_hostile_twentyfirst_archive2 import SAY_A, one_request_fails
 
 
 def given(**fields: Any) -> Callable[[bytes], bytes]:
