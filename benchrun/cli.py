@@ -6,7 +6,6 @@ import io
 import os
 import re
 import sys
-import sysconfig
 import traceback
 from collections import Counter
 from pathlib import Path
@@ -48,7 +47,7 @@ from benchrun.core.errors import (
 from benchrun.core.filebytes import UNASKED, WIDE_SAMPLE, not_a_file, unasked_said, wide_text
 from benchrun.core.interrupts import INTERRUPTS
 from benchrun.core.layout import RUN
-from benchrun.core.loading import load_failure
+from benchrun.core.loading import load_failure, pythons_own
 from benchrun.core.resources import PRIMARY_CONFIG, conf_dir
 from benchrun.core.stdfds import display_streams
 from benchrun.core.yamlfile import syntax_error
@@ -229,7 +228,7 @@ def _hydras_own(err: Exception) -> str | None:
     (`hydra.sweeper.params={...}` into its None: an AttributeError, the key it was merging said after it); None for
     any other error, and for an OSError or one it caused (the job's log on a disk out of inodes: the entry point's
     last resort says it). An error of Python's own modules Hydra called is said with its cause (`hydra_logging`)."""
-    frames = [frame for frame in traceback.extract_tb(err.__traceback__) if not frame.filename.startswith(STDLIB)]
+    frames = [frame for frame in traceback.extract_tb(err.__traceback__) if not pythons_own(frame.filename)]
     refused = isinstance(err, OSError) or isinstance(err.__cause__, OSError)
     if refused or not frames or not frames[-1].filename.startswith(HYDRA_CODE):
         return None
@@ -238,11 +237,6 @@ def _hydras_own(err: Exception) -> str | None:
     at = next((f" (at {line.removeprefix('full_key:').strip()})" for line in lines if line.startswith("full_key:")), "")
     cause = f" ({type(err.__cause__).__name__}: {err.__cause__})" if err.__cause__ else ""
     return f"Hydra could not go on: {type(err).__name__}: {said}".rstrip(": ") + cause + at
-
-
-STDLIB = (sysconfig.get_paths()["stdlib"] + os.sep, "<frozen ")
-"""Where Python's own modules are: an error raised there is of the code that called them (Hydra configuring its
-logging with `logging.config`)."""
 
 
 def _unquoted_character(err: OverrideParseException) -> str | None:

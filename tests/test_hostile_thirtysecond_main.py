@@ -28,16 +28,22 @@
    (`+hydra.job.env_set.FOO=KEY`, `task.system=KEY`, `+runner.options.stop=[KEY]`) was written into `.hydra/`,
    config.yaml and the manifest: a variable an `api_key_env` names is a credential's, whatever its name
    (`core.secrets.Secrets.declare`, from the command line before Hydra, Hydra's config, and the run's config).
+8. Review: the reading past Python's own modules (2.) took every frame under Python's own folder for Python's, and a
+   Python installed without a venv keeps its packages there (/usr/local/lib/python3.11/site-packages, pyenv's):
+   Hydra's frames were skipped and the error a traceback. Installed packages are not Python's own
+   (`core.loading.pythons_own`).
 """
 
 from __future__ import annotations
 
 import os
 from importlib import metadata
+from pathlib import Path
 
 import hydra
 import pytest
 
+from benchrun.core import loading
 from benchrun.core.errors import EXIT
 from tests.helpers.archives import synthetic_run
 from tests.helpers.auditcli import audit
@@ -69,7 +75,12 @@ def test_an_override_of_hydras_own_logging_is_refused_before_hydra(tmp_path, giv
     assert not (tmp_path / "out").exists()
 
 
-def test_a_preset_of_hydras_logging_that_logging_cannot_use_is_one_line(tmp_path):
+@pytest.mark.parametrize("layout", ["venv", "no venv"])
+def test_a_preset_of_hydras_logging_that_logging_cannot_use_is_one_line(tmp_path, monkeypatch, layout):
+    """`no venv`: a Python whose installed packages lie inside its own modules' folder (/usr/local/lib/python3.11/
+    site-packages, pyenv's too): Hydra's frames were read as Python's own, and the error was a traceback."""
+    if layout == "no venv":
+        monkeypatch.setattr(loading, "STDLIB", (*loading.STDLIB, str(Path(hydra.__file__).parents[2]) + os.sep))
     (tmp_path / "presets" / "hydra" / "hydra_logging").mkdir(parents=True)
     (tmp_path / "presets" / "hydra" / "hydra_logging" / "mine.yaml").write_text("version: 1\nroot: {level: LOUD}\n")
     done = call_benchrun("--config-dir", "presets", "hydra/hydra_logging=mine", "runner.host=http://127.0.0.1:9",

@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib.machinery
 import os
 import sys
+import sysconfig
 import traceback
 from typing import NoReturn
 
@@ -89,3 +90,16 @@ def _top_name(path: str) -> str | None:
         return None
     elsewhere = [place for place in sys.path if place and os.path.abspath(place) not in places]
     return name if importlib.machinery.PathFinder.find_spec(name, elsewhere) is not None else None
+
+
+STDLIB = (sysconfig.get_paths()["stdlib"] + os.sep, "<frozen ")
+"""Where Python's own modules are: an error raised there is of the code that called them (Hydra configuring its
+logging with `logging.config`)."""
+SITE = tuple({sysconfig.get_paths()[key] + os.sep for key in ("purelib", "platlib")})
+"""Where installed packages are, which a Python installed without a venv keeps inside STDLIB (/usr/local/lib/python3.11/
+site-packages): Hydra's own among them."""
+
+
+def pythons_own(filename: str) -> bool:
+    """Whether `filename` is of one of Python's own modules (in STDLIB, not an installed package's)."""
+    return filename.startswith(STDLIB) and not filename.startswith(SITE)
