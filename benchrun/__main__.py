@@ -28,6 +28,7 @@ from benchrun.core.errors import (
     os_problem,
     refused_by_system,
 )
+from benchrun.core.filemode import refuse_owner_masked
 from benchrun.core.home import home
 from benchrun.core.interrupts import INTERRUPTS
 from benchrun.core.loading import load_failure, missing_line, plain_error
@@ -115,6 +116,7 @@ def _launched() -> None:
     from benchrun.core.shards import expand_shards
 
     _working_directory()
+    refuse_owner_masked("benchrun")
     _flag_errors_in_one_line()
     refuse_bad_overrides(sys.argv[1:])  # first: it refuses a word holding a key without printing it
     refuse_replaced_config(sys.argv[1:])

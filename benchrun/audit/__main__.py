@@ -20,6 +20,7 @@ except Exception as unloaded:  # rich missing, or hidden by a file of the workin
     if said is None or os.environ.get("HYDRA_FULL_ERROR") == "1" or "--verbose" in sys.argv:
         raise
     plain_error(said)
+from benchrun.core.filemode import refuse_owner_masked
 from benchrun.core.interrupts import INTERRUPTS
 from benchrun.core.secrets import refuse_key_words
 from benchrun.core.stdfds import display_streams, encodable_streams, open_standard_fds, output_lost
@@ -38,6 +39,8 @@ COMMANDS = {
     "report": ("report", "a self-contained HTML report of runs or a sweep"),
     "cache": ("cache", "the response cache: where it is, its size, entries per model; --clear empties it"),
 }
+WRITERS = ("rescore", "export", "resume", "retry", "merge", "report")
+"""The commands that make folders or files (in the archive, or where `--out` says)."""
 
 
 def parser_for(command: str | None) -> tuple[argparse.ArgumentParser, object | None]:
@@ -77,6 +80,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         refuse_key_words(argv)
         parser, module = parser_for(command)  # in here: an interrupt while the command's code loads is one line too
         args = parser.parse_args(argv)
+        if args.command in WRITERS:
+            refuse_owner_masked(f"benchrun-audit {args.command}")
         with output.closing_pipe():
             return module.main(args)
     except BenchrunError as err:

@@ -8,6 +8,8 @@ import re
 import sys
 from typing import Mapping, Sequence
 
+from hydra.core.override_parser.overrides_parser import OverridesParser
+from hydra.errors import HydraException
 from omegaconf import OmegaConf
 from omegaconf.errors import ConfigAttributeError, ConfigKeyError
 
@@ -55,6 +57,7 @@ def refuse_bad_overrides(argv: Sequence[str]) -> None:
     _refuse_no_one_preset(argv)
     _refuse_added_preset(argv)
     _refuse_kept_hydra_settings(argv)
+    _refuse_unread_verbose(argv)
 
 
 def _refuse_kept_hydra_settings(argv: Sequence[str]) -> None:
@@ -78,6 +81,23 @@ def _refuse_kept_hydra_settings(argv: Sequence[str]) -> None:
             raise ConfigError(f"{arg}: Hydra's own logging is chosen whole, by one of its presets "
                               "(hydra/hydra_logging=disabled, none, hydra_debug); leave its settings as they are "
                               "(hydra.verbose=true logs more)")
+
+
+def _refuse_unread_verbose(argv: Sequence[str]) -> None:
+    """Refuse `hydra.verbose` of a value Hydra's logging cannot read (`hydra.verbose=5`, `null`, `[a,5]`): Hydra stopped
+    on an assertion of its own, or on logging's TypeError. A sweep of it is Hydra's to refuse."""
+    for arg in argv:
+        if arg.startswith(("-", "~")) or "=" not in arg or override_key(arg) != "hydra.verbose":
+            continue
+        try:
+            override = OverridesParser.create().parse_override(arg)
+        except HydraException:  # said in benchrun's words where Hydra parses it
+            continue
+        value = None if override.is_sweep_override() else override.value()
+        read = all(isinstance(name, str) for name in value) if isinstance(value, list) else isinstance(value, (bool, str))
+        if not override.is_sweep_override() and not read:
+            raise ConfigError(f"takes true (every logger at DEBUG), a logger's name or a list of names "
+                              f"([benchrun,httpx]), not {arg.partition('=')[2]}", file="config", key="hydra.verbose")
 
 
 def _refuse_set_and_deleted(argv: Sequence[str]) -> None:

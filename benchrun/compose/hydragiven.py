@@ -13,7 +13,7 @@ from typing import Any, Iterator
 from omegaconf import DictConfig, OmegaConf
 
 from benchrun.compose.config import refuse_secrets
-from benchrun.compose.lokykeys import JOBLIB_LAUNCHER, loky_settings
+from benchrun.compose.lokykeys import JOBLIB_LAUNCHER, loky_settings, overridden_refusal
 from benchrun.core import secrets
 from benchrun.core.errors import ConfigError
 from benchrun.core.keys import KEY_VARIABLE_KEYS, unknown_key
@@ -129,6 +129,8 @@ def _check_launcher_keys(config: DictConfig) -> None:
             f"the {named} launcher takes no settings (it runs one job after another); for jobs at once: "
             "hydra/launcher=joblib hydra.launcher.n_jobs=N")
         raise ConfigError(f"hydra.launcher.{unknown}: {said}")
+    if launcher.get("_target_") == JOBLIB_LAUNCHER and (why := overridden_refusal(launcher)):
+        raise ConfigError(why)
 
 
 def _launcher_class(target: str) -> type | None:

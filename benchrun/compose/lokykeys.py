@@ -39,6 +39,17 @@ def _chain() -> tuple[Callable[..., Any], ...]:
             get_memmapping_reducers)
 
 
+def overridden_refusal(launcher: Mapping[str, Any]) -> str | None:
+    """Why a joblib launcher setting the launcher overrides is refused (None if none is given): it always runs loky,
+    each job a process of its own, so `backend=threading` (and `prefer=threads`, a hint joblib reads only when no
+    backend is named) ran processes with nothing said."""
+    backend, prefer = launcher.get("backend"), launcher.get("prefer")
+    given = (f"backend={backend}" if backend not in (None, "loky") else
+             f"prefer={prefer}" if prefer not in (None, "processes") else None)
+    return given and (f"hydra.launcher.{given}: Hydra's joblib launcher runs each job in a process of its own "
+                      "(joblib's loky backend) whatever it is given; leave it out")
+
+
 def workers_refusal(launcher: Mapping[str, Any], jobs: float) -> str | None:
     """Why a joblib sweep's number of jobs at once (hydra.launcher.n_jobs of `launcher`, for a sweep of `jobs` jobs)
     is refused, None when it is not: one joblib refuses as it launches (`loky_refusal`), or more workers than the sweep
