@@ -10,6 +10,8 @@
 3. A joblib sweep of `hydra.launcher.backend=threading` (or `multiprocessing`, or `prefer=threads`) ran each job in
    a process of its own, as Hydra's joblib launcher always does (loky), with nothing said: refused
    (`compose.lokykeys.overridden_refusal`), a dry run's too.
+4. `+shards=2` (or `++shards=2`, `~shards`) was said `unknown key 'shards' (did you mean 'shard'?)`, where `shards=n`
+   is a word of benchrun's own command line: said so, and how to write it (`core.shards.expand_shards`).
 """
 
 from __future__ import annotations
@@ -90,3 +92,11 @@ def test_a_joblib_setting_its_launcher_overrides_is_refused(tmp_path, given):
     assert (done.returncode, done.stderr) == (EXIT["usage"], (
         f"benchrun: error: hydra.launcher.{given}: Hydra's joblib launcher runs each job in a process of its own "
         "(joblib's loky backend) whatever it is given; leave it out\n"))
+
+
+@pytest.mark.parametrize("given", ["+shards=2", "++shards=2", "~shards"])
+def test_shards_given_as_a_key_is_said_as_the_command_lines_word_it_is(tmp_path, given):
+    done = call_benchrun(given, "runner.host=http://127.0.0.1:9", "dry_run=true", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (EXIT["usage"], (
+        f"benchrun: error: {given}: shards=n is a word of benchrun's command line (the sweep shard=1/n,...,n/n), not "
+        "a key of the config: write it as shards=8, without '+' or '~'\n"))

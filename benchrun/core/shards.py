@@ -11,6 +11,7 @@ from pydantic import Field
 
 from benchrun.core.errors import ConfigError
 from benchrun.core.frozen import Frozen
+from benchrun.core.keys import override_key
 from benchrun.core.layout import number_in
 from benchrun.core.text import too_many_digits
 
@@ -82,7 +83,11 @@ def answers_of(manifest: Manifest, shard: Shard | None) -> int:
 
 def expand_shards(argv: list[str]) -> list[str]:
     """`shards=n` on the command line as the sweep it stands for: `-m shard=1/n,...,n/n` (ConfigError for an n that
-    is not a whole number from 1)."""
+    is not a whole number from 1; for `+shards=n` or `~shards`, which Hydra said as `unknown key 'shards' (did you
+    mean 'shard'?)`)."""
+    if marked := next((arg for arg in argv if arg.startswith(("+", "~")) and override_key(arg) == "shards"), None):
+        raise ConfigError(f"{marked}: shards=n is a word of benchrun's command line (the sweep shard=1/n,...,n/n), "
+                          "not a key of the config: write it as shards=8, without '+' or '~'")
     found = [arg for arg in argv if arg.startswith("shards=")]
     if not found:
         return argv
