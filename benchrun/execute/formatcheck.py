@@ -122,11 +122,9 @@ class FormatCheck:
             return _said(list(error.instance_path), error.message)
         try:
             error = best_match(self._full.iter_errors(data))
+            return None if error is None else _said(list(error.absolute_path), json_words(error))
         except RecursionError:  # a recursive format and an answer nested as deep as JSON lets it
             return f"invalid: {NESTED}"
-        if error is None:
-            return None
-        return _said(list(error.absolute_path), error.message)
 
 
 def ended_early(done_reason: str | None, what: str, limit: str) -> str | None:
@@ -145,6 +143,22 @@ def _half_pair(text: str) -> str | None:
         return None
     found = SURROGATE.search(json.dumps(json.loads(text), ensure_ascii=False))
     return None if found is None else f"\\u{ord(found[0]):04x}"
+
+
+def json_words(error: ValidationError) -> str:
+    """jsonschema's message with the answer's value (and a schema's value it quotes: an enum, a const) in JSON's words,
+    not Python's (`true is not of type 'number'`, not `True ...`; `{"a": 1}`, not `{'a': 1}`): each is written at the
+    message's start or end, where jsonschema writes it."""
+    message = error.message
+    for value in (error.instance, error.validator_value):
+        if isinstance(value, str) and value is error.validator_value:
+            continue  # a pattern, a format's or a type's name: the schema's word, not a value
+        python, said = repr(value), json.dumps(value, ensure_ascii=False)
+        if message.startswith(python):
+            message = said + message[len(python):]
+        elif message.endswith(python):
+            message = message[:-len(python)] + said
+    return message
 
 
 def _said(path: list[Any], message: str) -> str:

@@ -1,0 +1,25 @@
+"""Helpers for the thirty-third hostile pass of the asking side."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from benchrun.execute.formatcheck import FormatCheck
+from benchrun.testing.chat import Reply
+from tests.helpers.p24_execute import asked, ollama_run, once, openai_run
+from tests.helpers.wire import wire
+
+GRADED = FormatCheck({"type": "object", "required": ["grade"], "properties": {
+    "grade": {"type": "number"}, "verdict": {"enum": ["right", "wrong"]}, "pair": {"const": {"a": None}},
+    "flag": {"not": {"type": "boolean"}}}})
+"""A format of a numeric grade, a verdict of two words, a constant object and a value that is no bool."""
+
+
+def errored(tmp_path: Path, runner: str, body: bytes, status: str) -> Any:
+    """The error a run of the product task against a fake of `runner` recorded of the sample whose first answer is
+    `body` of `status`."""
+    run = ollama_run if runner == "ollama" else lambda *args: openai_run(*args)[1]
+    done = run(tmp_path, once(Reply(wire=wire(body, status=status))))
+    assert (done.returncode, done.stderr) == (0, "")
+    return asked(done.stdout)[1]

@@ -1,0 +1,72 @@
+"""The thirty-third hostile pass of issue 19, the asking side.
+
+1. a format check's detail quoted the answer's values as Python writes them (jsonschema's messages): `grade: True is
+   not of type 'number'` of JSON's `true`, `None` of `null`, `{'a': 1}` of `{"a": 1}`, `'3'` of `"3"`. The values of
+   the answer (and a schema's value a message quotes: an enum's, a const's, a `not`'s) are said in JSON's words
+   (`execute.formatcheck.json_words`); the schema's names (a type, a pattern, a required key) stay quoted as before.
+   Nothing reads a detail back (rescore compares metrics): older archives verify and rescore as before. Earlier tests
+   expected the old words
+2. an OpenAI-compatible server's model list (or Ollama's) holding a name with white space at an end or a character
+   that does not print was listed bare (`it serves: m , x`), the space unseen: a name a list would not tell apart
+   (empty, white space at an end, a character that does not print, a comma) is quoted and escaped, `'m '`
+   (`core.text.names_listed`, which the compiler's lists share: a shared module)
+3. an error whose body (or its `error`, its `message`) is a number too large to hold (`1e999`, an integer of more
+   digits than Python converts) was said `HTTP 400: Infinity`, `HTTP 400: {"code": Infinity}`, a word the server did
+   not write: a short body is quoted as its own text (`HTTP 400: {"error": 1e999}`), and where the error is quoted
+   from its JSON (a 200 saying an error, a long body), the number is said `a number too large to hold`
+   (`runners.errorbody.server_message`, `quoted`)
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from benchrun.core.errors import EXIT
+from benchrun.execute.runners.errorbody import Said, error_said, server_message
+from tests.helpers.p32_asking import listed_ids
+from tests.helpers.p33_asking import GRADED, errored
+
+
+@pytest.mark.parametrize(("answer", "detail"), [
+    ('{"grade": true}', "grade: true is not of type 'number'"),
+    ('{"grade": null}', "grade: null is not of type 'number'"),
+    ('{"grade": {"a": 1}}', "grade: {\"a\": 1} is not of type 'number'"),
+    ('{"grade": "3"}', "grade: \"3\" is not of type 'number'"),
+    ('{"grade": 1, "verdict": "x"}', 'verdict: "x" is not one of ["right", "wrong"]'),
+    ('{"grade": 1, "pair": {"a": false}}', 'pair: {"a": null} was expected'),
+    ('{"grade": 1, "flag": false}', 'flag: false should not be valid under {"type": "boolean"}'),
+    ('[true]', "[true] is not of type 'object'"),
+    ("{}", "'grade' is a required property")])
+def test_a_format_checks_detail_says_the_answers_values_in_jsons_words(answer, detail):
+    assert GRADED.problem(answer) == detail
+
+
+@pytest.mark.parametrize(("ids", "serves"), [(["m ", "x"], "'m ', x"), (["m\u200b", "a, b"], "'a, b', 'm\\u200b'")])
+def test_a_listed_model_name_that_could_not_be_told_apart_is_quoted(tmp_path, ids, serves):
+    url, done = listed_ids(tmp_path, "m", *ids)
+    assert (done.returncode, done.stderr) == (EXIT["runner"], (
+        f"benchrun: error: model 'm' is not served at {url} (it serves: {serves}); pick one of those for "
+        "runner.model, or start the server with it\n"))
+
+
+@pytest.mark.parametrize("runner", ["ollama", "openai"])
+def test_an_error_body_that_is_a_number_too_large_to_hold_is_quoted_as_the_server_wrote_it(tmp_path, runner):
+    kind = "ResponseError" if runner == "ollama" else "APIError"
+    assert errored(tmp_path, runner, b"1e999", "400 Bad Request") == {"type": kind, "message": "HTTP 400: 1e999"}
+
+
+@pytest.mark.parametrize(("body", "said"), [
+    (b'{"error": {"code": 1e999}}', '{"error": {"code": 1e999}}'), (b'{"error": {"message": -1e999}}',
+                                                                     '{"error": {"message": -1e999}}'),
+    (b'{"error": {"code": ' + b"1" * 5000 + b"}}", "an object holding a number too large to hold")])
+def test_an_error_bodys_number_too_large_to_hold_is_said_in_the_servers_words_or_as_what_it_is(body, said):
+    assert server_message(body, None, "Bad Request") == said
+
+
+@pytest.mark.parametrize(("body", "said"), [
+    ({"error": -math.inf}, "HTTP 200 saying an error: a number too large to hold"),
+    ({"error": {"code": math.inf}}, "HTTP 200 saying an error: an object holding a number too large to hold")])
+def test_a_200_saying_an_error_of_a_number_too_large_to_hold_says_what_it_is(body, said):
+    assert error_said(body) == Said(False, said)
