@@ -15,6 +15,17 @@
    not write: a short body is quoted as its own text (`HTTP 400: {"error": 1e999}`), and where the error is quoted
    from its JSON (a 200 saying an error, a long body), the number is said `a number too large to hold`
    (`runners.errorbody.server_message`, `quoted`)
+4. an Ollama chat answer that is no JSON was said in the JSON reader's words alone: an empty body (a 200, a 204 No
+   Content) `not Ollama's chat answer: Expecting value: line 1 column 1 (char 0)`, not what came, where an
+   OpenAI-compatible one says `not JSON (JSONDecodeError: ...): an empty body`. Both say it alike, the body quoted
+   (`runners.errorbody.not_json`, `runners.ollamaread._as_typed`); an earlier test expected the old words
+5. a status below 100 (`HTTP/1.1 099 Odd`, `000`) was said in the HTTP parser's class's words: `InformationalResponse
+   status_code should be in range [100, 200), not 99`; said `HTTP 99 (a status HTTP does not define)`, as one above
+   599 is (`runners.base.transport_failure`)
+6. a list of servers one of which says its version with white space at an end (`"0.12.6 "`) or a line break in it
+   was warned of as running another version than `0.12.6` in words that could not tell the two apart (`http://a
+   0.12.6 , http://b 0.12.6`), a line break as a space: said as a list says a name (`'0.12.6 '`, `'0.1\\nx'`:
+   `execute.hosts._said` through `core.text.name_listed`, the rule of 2.)
 """
 
 from __future__ import annotations
@@ -25,8 +36,11 @@ import pytest
 
 from benchrun.core.errors import EXIT
 from benchrun.execute.runners.errorbody import Said, error_said, server_message
-from tests.helpers.p32_asking import listed_ids
+from benchrun.testing.chat import Reply
+from tests.helpers.p24_execute import asked, ollama_run, once
+from tests.helpers.p32_asking import listed_ids, versions_warned
 from tests.helpers.p33_asking import GRADED, errored
+from tests.helpers.wire import wire
 
 
 @pytest.mark.parametrize(("answer", "detail"), [
@@ -36,6 +50,7 @@ from tests.helpers.p33_asking import GRADED, errored
     ('{"grade": "3"}', "grade: \"3\" is not of type 'number'"),
     ('{"grade": 1, "verdict": "x"}', 'verdict: "x" is not one of ["right", "wrong"]'),
     ('{"grade": 1, "pair": {"a": false}}', 'pair: {"a": null} was expected'),
+    ('{"grade": 1, "word": "no"}', 'word: "yes" was expected'),
     ('{"grade": 1, "flag": false}', 'flag: false should not be valid under {"type": "boolean"}'),
     ('[true]', "[true] is not of type 'object'"),
     ("{}", "'grade' is a required property")])
@@ -70,3 +85,24 @@ def test_an_error_bodys_number_too_large_to_hold_is_said_in_the_servers_words_or
     ({"error": {"code": math.inf}}, "HTTP 200 saying an error: an object holding a number too large to hold")])
 def test_a_200_saying_an_error_of_a_number_too_large_to_hold_says_what_it_is(body, said):
     assert error_said(body) == Said(False, said)
+
+
+@pytest.mark.parametrize("status", ["200 OK", "204 No Content"])
+def test_an_ollama_chat_answer_of_an_empty_body_says_so(tmp_path, status):
+    said = "not Ollama's chat answer: not JSON (JSONDecodeError: Expecting value: line 1 column 1 (char 0)): an empty body"
+    assert errored(tmp_path, "ollama", b"", status) == {"type": "NotJSON", "message": said}
+
+
+@pytest.mark.parametrize(("line", "said"), [("099 Odd", "HTTP 99"), ("000 Zero", "HTTP 0")])
+def test_a_status_below_100_is_said_as_a_status_http_does_not_define(tmp_path, line, said):
+    answer = wire(b'{"error": "odd"}', status=line)
+    done = ollama_run(tmp_path, once(Reply(wire=answer)))
+    assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+    assert asked(done.stdout) == ('{"answer": 6}', None, 2, [f"{said} (a status HTTP does not define)"])
+
+
+@pytest.mark.parametrize(("version", "said"), [("0.12.6 ", "'0.12.6 '"), ("0.1\nx", "'0.1\\nx'")])
+def test_servers_versions_that_a_warning_could_not_tell_apart_are_quoted(tmp_path, version, said):
+    (first, second), warned = versions_warned(tmp_path, version, "0.12.6")
+    assert warned == (f"benchrun: warning: the servers run different versions: {first} {said}, {second} 0.12.6; the "
+                      "same model may answer differently on each (recorded)\n")

@@ -48,7 +48,12 @@ def names_listed(names: Iterable[str]) -> str:
     """Names as a list says them, `a, b`, each outside ASCII with its characters escaped beside it (`а (\\u0430)`), as
     `name_said` says one: a list of known names beside a name refused reads as it is. A name a list would not tell
     apart (empty, white space at an end, a character that does not print, a comma) is quoted and escaped (`'m '`)."""
-    return ", ".join(ascii(name) if _blurred(name) else _escaped_beside(name, name) for name in names)
+    return ", ".join(map(name_listed, names))
+
+
+def name_listed(name: str) -> str:
+    """One name as a list says it (`names_listed`)."""
+    return ascii(name) if _blurred(name) else _escaped_beside(name, name)
 
 
 def _blurred(name: str) -> bool:

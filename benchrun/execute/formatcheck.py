@@ -146,19 +146,21 @@ def _half_pair(text: str) -> str | None:
 
 
 def json_words(error: ValidationError) -> str:
-    """jsonschema's message with the answer's value (and a schema's value it quotes: an enum, a const) in JSON's words,
-    not Python's (`true is not of type 'number'`, not `True ...`; `{"a": 1}`, not `{'a': 1}`): each is written at the
-    message's start or end, where jsonschema writes it."""
+    """jsonschema's message with the answer's value (and a schema's value it quotes: VALUED) in JSON's words, not
+    Python's (`true is not of type 'number'`, not `True ...`; `{"a": 1}`, not `{'a': 1}`): each is written at the
+    message's start or end, where jsonschema writes it. A schema's names (a type, a pattern) stay as jsonschema says."""
     message = error.message
-    for value in (error.instance, error.validator_value):
-        if isinstance(value, str) and value is error.validator_value:
-            continue  # a pattern, a format's or a type's name: the schema's word, not a value
+    for value in (error.instance, *([error.validator_value] if error.validator in VALUED else [])):
         python, said = repr(value), json.dumps(value, ensure_ascii=False)
         if message.startswith(python):
             message = said + message[len(python):]
         elif message.endswith(python):
             message = message[:-len(python)] + said
     return message
+
+
+VALUED = ("const", "enum", "not")
+"""The keywords whose value a message quotes as a value (`"x" was expected`, `... is not one of ["a", "b"]`)."""
 
 
 def _said(path: list[Any], message: str) -> str:

@@ -12,8 +12,9 @@ from tests.helpers.wire import wire
 
 GRADED = FormatCheck({"type": "object", "required": ["grade"], "properties": {
     "grade": {"type": "number"}, "verdict": {"enum": ["right", "wrong"]}, "pair": {"const": {"a": None}},
-    "flag": {"not": {"type": "boolean"}}}})
-"""A format of a numeric grade, a verdict of two words, a constant object and a value that is no bool."""
+    "flag": {"not": {"type": "boolean"}}, "word": {"const": "yes"}}})
+"""A format of a numeric grade, a verdict of two words, a constant object, a value that is no bool and a constant
+word (as pydantic writes a `Literal` of one)."""
 
 
 def errored(tmp_path: Path, runner: str, body: bytes, status: str) -> Any:

@@ -116,6 +116,12 @@ def body_text(body: bytes, charset: str | None) -> str:
     return f"a body of {len(body)} bytes that is not text"
 
 
+def not_json(err: BaseException, body: bytes, charset: str | None) -> str:
+    """A body that should be an answer and is no JSON, as an error says it: why, and its text (`body_text`), or that
+    it is empty (an Ollama answer said only `Expecting value: line 1 column 1 (char 0)` of an empty body)."""
+    return f"not JSON ({type(err).__name__}: {err}): {body_text(body, charset).strip() or 'an empty body'}"
+
+
 NOT_TEXT = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ufffd]")
 """A control character no text holds (white space aside), or a byte read as no character."""
 
