@@ -26,20 +26,29 @@
    was warned of as running another version than `0.12.6` in words that could not tell the two apart (`http://a
    0.12.6 , http://b 0.12.6`), a line break as a space: said as a list says a name (`'0.12.6 '`, `'0.1\\nx'`:
    `execute.hosts._said` through `core.text.name_listed`, the rule of 2.)
+7. a 206 Partial Content (a part of a body, which only a request for a range is answered with; benchrun sends
+   none) was taken as a whole answer, its JSON parsed and recorded: refused as a part of an answer and asked again
+   (`runners.http.bounded`, every runner's response hook; the preflight says it as not Ollama's answer)
+8. a format's `uniqueItems` (pydantic writes it for a `set[...]`) over items jsonschema cannot sort (`[1, "2", 3,
+   ...]`, objects) was explained by comparing each pair: an answer of 8,000 such items, anything else in it wrong,
+   held the run's event loop 10 s, 20,000 a minute (as a backtracking regex did until the eleventh pass). Items are
+   compared by jsonschema-rs, in linear time, the error in jsonschema's words (`execute.formatcheck._unique_items`)
 """
 
 from __future__ import annotations
 
+import json
 import math
 
+import jsonschema._keywords
 import pytest
 
 from benchrun.core.errors import EXIT
 from benchrun.execute.runners.errorbody import Said, error_said, server_message
 from benchrun.testing.chat import Reply
-from tests.helpers.p24_execute import asked, ollama_run, once
+from tests.helpers.p24_execute import asked, ollama_run, once, openai_run
 from tests.helpers.p32_asking import listed_ids, versions_warned
-from tests.helpers.p33_asking import GRADED, errored
+from tests.helpers.p33_asking import GRADED, UNIQUE_TAGS, errored
 from tests.helpers.wire import wire
 
 
@@ -106,3 +115,26 @@ def test_servers_versions_that_a_warning_could_not_tell_apart_are_quoted(tmp_pat
     (first, second), warned = versions_warned(tmp_path, version, "0.12.6")
     assert warned == (f"benchrun: warning: the servers run different versions: {first} {said}, {second} 0.12.6; the "
                       "same model may answer differently on each (recorded)\n")
+
+
+@pytest.mark.parametrize("runner", ["ollama", "openai"])
+def test_a_206_partial_content_is_not_taken_as_a_whole_answer(tmp_path, runner):
+    body = b'{"model": "m", "done": true, "message": {"role": "assistant", "content": "{\\"answer\\": 1}"}}'
+    if runner == "openai":
+        body = b'{"choices": [{"message": {"role": "assistant", "content": "{\\"answer\\": 1}"}}]}'
+    answer = once(Reply(wire=wire(body, status="206 Partial Content")))
+    done = ollama_run(tmp_path, answer) if runner == "ollama" else openai_run(tmp_path, answer)[1]
+    assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+    assert asked(done.stdout) == ('{"answer": 6}', None, 2, [
+        "HTTP 206: a part of an answer (Partial Content), which only a request for a range is answered with and "
+        "benchrun sends none: not taken as a whole answer"])
+
+
+def test_a_formats_unique_items_are_not_compared_pair_by_pair(monkeypatch):
+    def pairwise(container):
+        raise AssertionError("jsonschema's pairwise comparison of items")
+
+    monkeypatch.setattr(jsonschema._keywords, "uniq", pairwise)
+    items = [each if each % 2 else str(each) for each in range(6)]
+    assert UNIQUE_TAGS.problem(json.dumps({"tags": items, "n": "x"})) == "n: \"x\" is not of type 'integer'"
+    assert UNIQUE_TAGS.problem(json.dumps({"tags": [1, "a", 1.0], "n": 1})) == 'tags: [1, "a", 1.0] has non-unique elements'

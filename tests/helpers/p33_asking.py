@@ -16,6 +16,12 @@ GRADED = FormatCheck({"type": "object", "required": ["grade"], "properties": {
 """A format of a numeric grade, a verdict of two words, a constant object, a value that is no bool and a constant
 word (as pydantic writes a `Literal` of one)."""
 
+UNIQUE_TAGS = FormatCheck({"type": "object", "properties": {
+    "tags": {"type": "array", "uniqueItems": True, "items": {"anyOf": [{"type": "integer"}, {"type": "string"}]}},
+    "n": {"type": "integer"}}})
+"""A format of tags that are each given once, numbers or strings (as pydantic writes a `set[int | str]`), and a
+count."""
+
 
 def errored(tmp_path: Path, runner: str, body: bytes, status: str) -> Any:
     """The error a run of the product task against a fake of `runner` recorded of the sample whose first answer is
