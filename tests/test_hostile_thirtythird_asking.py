@@ -33,6 +33,8 @@
    ...]`, objects) was explained by comparing each pair: an answer of 8,000 such items, anything else in it wrong,
    held the run's event loop 10 s, 20,000 a minute (as a backtracking regex did until the eleventh pass). Items are
    compared by jsonschema-rs, in linear time, the error in jsonschema's words (`execute.formatcheck._unique_items`)
+9. an error status whose line gives no phrase (`HTTP/1.1 500`) and whose body is empty (or white space) was said
+   `HTTP 500:`, nothing after the colon: `HTTP 500: an empty body` (`runners.errorbody._unsaid`)
 """
 
 from __future__ import annotations
@@ -138,3 +140,17 @@ def test_a_formats_unique_items_are_not_compared_pair_by_pair(monkeypatch):
     items = [each if each % 2 else str(each) for each in range(6)]
     assert UNIQUE_TAGS.problem(json.dumps({"tags": items, "n": "x"})) == "n: \"x\" is not of type 'integer'"
     assert UNIQUE_TAGS.problem(json.dumps({"tags": [1, "a", 1.0], "n": 1})) == 'tags: [1, "a", 1.0] has non-unique elements'
+
+
+@pytest.mark.parametrize(("body", "reason", "said"), [(b"", "", "an empty body"), (b" \t\n", " ", "an empty body"),
+                                                      (b'{"error": ""}', "", "an empty body"),
+                                                      (b"", "Bad Gateway", "Bad Gateway")])
+def test_an_error_that_says_nothing_on_a_status_line_without_a_phrase_says_its_body_is_empty(body, reason, said):
+    assert server_message(body, None, reason) == said
+
+
+def test_a_status_line_without_a_phrase_and_an_empty_body_is_said_so(tmp_path):
+    answer = once(Reply(wire=b"HTTP/1.1 400\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"))
+    done = openai_run(tmp_path, answer)[1]
+    assert asked(done.stdout) == (None, {"type": "APIError", "message": "HTTP 400: an empty body"}, 1,
+                                  ["HTTP 400: an empty body"])

@@ -38,7 +38,7 @@ def status_said(status: int, message: str) -> Said:
 def server_message(body: bytes, charset: str | None, reason: str) -> str:
     """What an error body says, read from its bytes as an answer is: a JSON body's `error` (its `message` or `detail`:
     OpenAI's, vLLM's, llama.cpp's, FastAPI's and Ollama's shapes), else the body's text (`body_text`); `reason`, the
-    status's phrase, for a body that says nothing."""
+    status's phrase, for a body that says nothing (`_unsaid`)."""
     try:
         said = server_json(body)
     except (ValueError, RecursionError):
@@ -47,8 +47,14 @@ def server_message(body: bytes, charset: str | None, reason: str) -> str:
     if isinstance(error, dict):
         error = error.get("message") or error.get("detail") or error
     if error is None or (not _finite(error) and len(body) <= UNHELD_QUOTED):
-        return body_text(body, charset).strip() or reason
-    return quoted(error).strip() or reason
+        return body_text(body, charset).strip() or _unsaid(reason)
+    return quoted(error).strip() or _unsaid(reason)
+
+
+def _unsaid(reason: str) -> str:
+    """What is said of an error body that says nothing: the status's phrase, or where the status line gave none
+    (`HTTP/1.1 500`), that the body is empty (`HTTP 500:` said nothing at all)."""
+    return reason.strip() or "an empty body"
 
 
 UNHELD_QUOTED = 200
