@@ -261,6 +261,6 @@ def test_a_judges_reply_escaping_half_a_surrogate_pair_is_its_error_not_a_crash(
     with FakeOllama(models=MODELS, responder=lone_judge) as server:
         result = judged_over(tmp_path, [server])
     assert result.returncode == EXIT["ok"], result.stderr
-    error = {"type": "JudgeReplyInvalid", "message": "the judge's reply is not in format Verdict: verdict: \"\ufffd\" is "
-                                                     "not one of [\"right\", \"wrong\"]"}
+    error = {"type": "JudgeReplyInvalid", "message": "the judge's reply is not in format Verdict: verdict: "
+                                                     "\"\ufffd\" is not one of [\"right\", \"wrong\"]"}
     assert judge_grades(run_dir_of(result.stdout)) == [(f"symbol:symb={s}", None, error) for s in "#$@"]

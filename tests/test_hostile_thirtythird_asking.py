@@ -100,7 +100,8 @@ def test_a_200_saying_an_error_of_a_number_too_large_to_hold_says_what_it_is(bod
 
 @pytest.mark.parametrize("status", ["200 OK", "204 No Content"])
 def test_an_ollama_chat_answer_of_an_empty_body_says_so(tmp_path, status):
-    said = "not Ollama's chat answer: not JSON (JSONDecodeError: Expecting value: line 1 column 1 (char 0)): an empty body"
+    said = ("not Ollama's chat answer: not JSON (JSONDecodeError: Expecting value: line 1 column 1 (char 0)): an "
+            "empty body")
     assert errored(tmp_path, "ollama", b"", status) == {"type": "NotJSON", "message": said}
 
 
@@ -139,7 +140,8 @@ def test_a_formats_unique_items_are_not_compared_pair_by_pair(monkeypatch):
     monkeypatch.setattr(jsonschema._keywords, "uniq", pairwise)
     items = [each if each % 2 else str(each) for each in range(6)]
     assert UNIQUE_TAGS.problem(json.dumps({"tags": items, "n": "x"})) == "n: \"x\" is not of type 'integer'"
-    assert UNIQUE_TAGS.problem(json.dumps({"tags": [1, "a", 1.0], "n": 1})) == 'tags: [1, "a", 1.0] has non-unique elements'
+    assert UNIQUE_TAGS.problem(json.dumps({"tags": [1, "a", 1.0], "n": 1})) == (
+        'tags: [1, "a", 1.0] has non-unique elements')
 
 
 @pytest.mark.parametrize(("body", "reason", "said"), [(b"", "", "an empty body"), (b" \t\n", " ", "an empty body"),

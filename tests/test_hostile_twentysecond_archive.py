@@ -92,7 +92,8 @@ def test_the_report_keeps_of_each_scores_detail_what_it_shows(tmp_path, monkeypa
         (sample, 0, "format_valid"): len(detail) for sample, detail in details.items()}
     page = report.write_report([str(run_dir)], tmp_path / "report.html").read_text()
     more = len(details["t:a=1"]) - 5
-    assert f'<li>format_valid <span class="v0">0</span> <span class="sub">(&quot;yyyy … {more} more characters)</span>' in page
+    assert (f'<li>format_valid <span class="v0">0</span> <span class="sub">(&quot;yyyy … {more} more '
+            'characters)</span>') in page
 
 
 # -- a shard that asks no sample is not missing from a merge ----------------------------------------------------------

@@ -109,8 +109,9 @@ def _as_typed(body: bytes, path: str, headers: Mapping[str, str], model: str, ch
     the official client's reader refused the whole answer), or its JSON without a chat answer's field of `_TYPED` (its
     message's of `_APART`), a field of `_SHOWN`, or `model`'s list entry's of `_LISTED`, that is not of the API's type,
     and each other model's entry as its name alone (`_listed`); NotJSON (not Ollama's answer) when it gives a key
-    twice, or for a chat answer that is no JSON, saying what came (`not_json`: an empty body); TypeError for an answer the client reads that is no JSON object (in its words, not the client's
-    `ListResponse() argument after ** must be a mapping`); Refused when it is an answer streamed in parts
+    twice, or for a chat answer that is no JSON, saying what came (`not_json`: an empty body); TypeError for an
+    answer the client reads that is no JSON object (in its words, not the client's `ListResponse() argument after **
+    must be a mapping`); Refused when it is an answer streamed in parts
     (`errorbody.streamed`, its Content-Type among the answer's `headers` saying so)."""
     try:
         answer, reread = server_reading(body)
