@@ -46,6 +46,7 @@ import jsonschema._keywords
 import pytest
 
 from benchrun.core.errors import EXIT
+from benchrun.execute import hosts
 from benchrun.execute.runners.errorbody import Said, error_said, server_message
 from benchrun.testing.chat import Reply
 from tests.helpers.p24_execute import asked, ollama_run, once, openai_run
@@ -105,19 +106,22 @@ def test_an_ollama_chat_answer_of_an_empty_body_says_so(tmp_path, status):
     assert errored(tmp_path, "ollama", b"", status) == {"type": "NotJSON", "message": said}
 
 
-@pytest.mark.parametrize(("line", "said"), [("099 Odd", "HTTP 99"), ("000 Zero", "HTTP 0")])
-def test_a_status_below_100_is_said_as_a_status_http_does_not_define(tmp_path, line, said):
-    answer = wire(b'{"error": "odd"}', status=line)
-    done = ollama_run(tmp_path, once(Reply(wire=answer)))
+def test_a_status_below_100_is_said_as_a_status_http_does_not_define(tmp_path):
+    done = ollama_run(tmp_path, once(Reply(wire=wire(b'{"error": "odd"}', status="099 Odd"))))
     assert (done.returncode, done.stderr) == (EXIT["ok"], "")
-    assert asked(done.stdout) == ('{"answer": 6}', None, 2, [f"{said} (a status HTTP does not define)"])
+    assert asked(done.stdout) == ('{"answer": 6}', None, 2, ["HTTP 99 (a status HTTP does not define)"])
 
 
-@pytest.mark.parametrize(("version", "said"), [("0.12.6 ", "'0.12.6 '"), ("0.1\nx", "'0.1\\nx'")])
-def test_servers_versions_that_a_warning_could_not_tell_apart_are_quoted(tmp_path, version, said):
-    (first, second), warned = versions_warned(tmp_path, version, "0.12.6")
-    assert warned == (f"benchrun: warning: the servers run different versions: {first} {said}, {second} 0.12.6; the "
-                      "same model may answer differently on each (recorded)\n")
+def test_servers_versions_that_a_warning_could_not_tell_apart_are_quoted(tmp_path):
+    (first, second), warned = versions_warned(tmp_path, "0.12.6 ", "0.12.6")
+    assert warned == (f"benchrun: warning: the servers run different versions: {first} '0.12.6 ', {second} 0.12.6; "
+                      "the same model may answer differently on each (recorded)\n")
+
+
+@pytest.mark.parametrize(("said", "listed"), [("0.1\nx", "'0.1\\nx'"), ("0.1\x1b[31m", "'0.1\\x1b[31m'"),
+                                              (None, "-"), ("0.12.6", "0.12.6"), (4096, "4096")])
+def test_what_a_server_says_of_itself_is_warned_of_as_a_list_says_a_name(said, listed):
+    assert hosts._said(said) == listed
 
 
 @pytest.mark.parametrize("runner", ["ollama", "openai"])
