@@ -82,7 +82,7 @@ def test_the_archive_promises_json_schema_not_pydantic():
     assert check.problem('{"answer": 3.0}') is None
     with pytest.raises(ValidationError):
         IntAnswer.model_validate_json('{"answer": 3.0}', strict=True)
-    assert check.problem('{"answer": "3"}') == "answer: '3' is not of type 'integer'"
+    assert check.problem('{"answer": "3"}') == "answer: \"3\" is not of type 'integer'"
     assert IntAnswer.model_validate_json('{"answer": "3"}').answer == 3
 
 

@@ -250,7 +250,7 @@ def test_an_answer_escaping_half_a_surrogate_pair_is_checked_not_a_crash(tmp_pat
     assert [(r["id"], r["text"]) for r in read_jsonl(run_dir / "responses.jsonl")] == [
         ("v:a=1", LONE), ("v:a=2", '{"verdict": "right"}')]
     assert [(s["id"], s["metrics"], s["detail"]) for s in read_jsonl(run_dir / "scores.jsonl")] == [
-        ("v:a=1", {"format_valid": 0}, "verdict: '\ufffd' is not one of ['right', 'wrong']"),
+        ("v:a=1", {"format_valid": 0}, "verdict: \"\ufffd\" is not one of [\"right\", \"wrong\"]"),
         ("v:a=1", {"contains": 0}, None), ("v:a=2", {"format_valid": 1}, None), ("v:a=2", {"contains": 1}, None)]
 
 
@@ -261,6 +261,6 @@ def test_a_judges_reply_escaping_half_a_surrogate_pair_is_its_error_not_a_crash(
     with FakeOllama(models=MODELS, responder=lone_judge) as server:
         result = judged_over(tmp_path, [server])
     assert result.returncode == EXIT["ok"], result.stderr
-    error = {"type": "JudgeReplyInvalid", "message": "the judge's reply is not in format Verdict: verdict: '\ufffd' is "
-                                                     "not one of ['right', 'wrong']"}
+    error = {"type": "JudgeReplyInvalid", "message": "the judge's reply is not in format Verdict: verdict: "
+                                                     "\"\ufffd\" is not one of [\"right\", \"wrong\"]"}
     assert judge_grades(run_dir_of(result.stdout)) == [(f"symbol:symb={s}", None, error) for s in "#$@"]

@@ -70,8 +70,9 @@ def test_a_3xx_that_is_no_redirect_is_said_as_the_server_says_it(tmp_path, ask, 
 def test_a_json_object_followed_by_other_text_is_not_said_streamed(tmp_path):
     done = ollama_run(tmp_path, once(Reply(wire=wire(LINES.splitlines()[1].encode() + b"\nxyz"))))
     assert (done.returncode, done.stderr) == (EXIT["ok"], "")
-    said = "not Ollama's chat answer: Extra data: line 2 column 1 (char 85)"
-    assert asked(done.stdout) == (None, {"type": "JSONDecodeError", "message": said}, 1, [said])
+    said = ("not Ollama's chat answer: not JSON (JSONDecodeError: Extra data: line 2 column 1 (char 85)): "
+            f"{LINES.splitlines()[1]} xyz")  # the body quoted since the thirty-third pass
+    assert asked(done.stdout) == (None, {"type": "NotJSON", "message": said}, 1, [said])
 
 
 TYPED = "judge.type: unknown key 'type' (the judge's runner type is judge.runner: judge.runner="

@@ -108,7 +108,7 @@ def test_an_answer_its_classs_type_refuses_is_format_invalid(tmp_path):
     run = make_run(tmp_path, "task.path=bench", responder=_echo)
     valid = [s for s in read_jsonl(run / "scores.jsonl") if s["scorer"] == "format_valid"]
     assert [(s["metrics"]["format_valid"], s["detail"]) for s in valid] == [
-        (1, None), (1, None), (0, "answer: 'nope' is not a 'date-time'")]
+        (1, None), (1, None), (0, "answer: \"nope\" is not a 'date-time'")]
 
 
 @pytest.mark.parametrize(("schema", "answers"), [

@@ -84,15 +84,16 @@ def test_the_report_keeps_of_each_scores_detail_what_it_shows(tmp_path, monkeypa
     run_dir = run_in_process(tmp_path, "r", "task.path=bench", responder=lambda req: json.dumps("y" * 20))
     details = {json.loads(line)["id"]: json.loads(line)["detail"]
                for line in (run_dir / "scores.jsonl").read_text().splitlines() if json.loads(line)["detail"]}
-    assert details["t:a=1"] == "'yyyyyyyyyyyyyyyyyyyy' is not of type 'object'"
+    assert details["t:a=1"] == "\"yyyyyyyyyyyyyyyyyyyy\" is not of type 'object'"
     run = load_run(run_dir)
     records = read_records(run, shown_samples([Job(run.path, run)]))
-    assert {score.detail for scores in records.scores.values() for score in scores} == {None, "'yyyy"}
+    assert {score.detail for scores in records.scores.values() for score in scores} == {None, '"yyyy'}
     assert {key: n for key, n in records.lengths.items() if key[2]} == {
         (sample, 0, "format_valid"): len(detail) for sample, detail in details.items()}
     page = report.write_report([str(run_dir)], tmp_path / "report.html").read_text()
     more = len(details["t:a=1"]) - 5
-    assert f'<li>format_valid <span class="v0">0</span> <span class="sub">(&#x27;yyyy … {more} more characters)</span>' in page
+    assert (f'<li>format_valid <span class="v0">0</span> <span class="sub">(&quot;yyyy … {more} more '
+            'characters)</span>') in page
 
 
 # -- a shard that asks no sample is not missing from a merge ----------------------------------------------------------

@@ -46,8 +46,19 @@ def says_nothing(text: str) -> bool:
 
 def names_listed(names: Iterable[str]) -> str:
     """Names as a list says them, `a, b`, each outside ASCII with its characters escaped beside it (`а (\\u0430)`), as
-    `name_said` says one: a list of known names beside a name refused reads as it is."""
-    return ", ".join(_escaped_beside(name, name) for name in names)
+    `name_said` says one: a list of known names beside a name refused reads as it is. A name a list would not tell
+    apart (empty, white space at an end, a character that does not print, a comma) is quoted and escaped (`'m '`)."""
+    return ", ".join(map(name_listed, names))
+
+
+def name_listed(name: str) -> str:
+    """One name as a list says it (`names_listed`)."""
+    return ascii(name) if _blurred(name) else _escaped_beside(name, name)
+
+
+def _blurred(name: str) -> bool:
+    """Whether `name`, listed bare, could not be told from another (`m ` from `m`, `a, b` from two names)."""
+    return not name or not name.isprintable() or unseen(name[0]) or unseen(name[-1]) or "," in name
 
 
 def writable(text: str) -> str:

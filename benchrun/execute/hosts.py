@@ -21,7 +21,7 @@ from benchrun.core.manifest import Message
 from benchrun.core.records import Attempt, ErrorInfo
 from benchrun.core.recordvalues import model_digest, said_of_weights, short_digest, weights_said
 from benchrun.core.settings import RunnerConfig
-from benchrun.core.text import one_line
+from benchrun.core.text import name_listed, one_line
 from benchrun.execute.asking import Asker, Outcome
 from benchrun.execute.boundary import TooLarge
 from benchrun.execute.failurekind import failure_kind
@@ -221,8 +221,8 @@ def _context_of(entry: dict[str, Any]) -> int | None:
 
 def _said(value: Any) -> str:
     """What a server said of itself (its version, its context length), as a warning names it: `-` where it said
-    nothing, not Python's `None`."""
-    return "-" if value is None else str(value)
+    nothing, not Python's `None`; a text as a list says a name (`'0.12.6 '`, told from `0.12.6`)."""
+    return "-" if value is None else name_listed(value) if isinstance(value, str) else str(value)
 
 
 REST_S = 10.0

@@ -88,7 +88,9 @@ def transport_failure(err: Exception) -> Retryable | OSError:
         return limit
     message = transport_said(err) or f"{type(err).__name__}: no answer"
     if _unparsable(err):
-        return BrokenAnswer(SWITCHED if "_SWITCH_UPGRADE" in message else message)
+        below = UNDEFINED_STATUS.search(message)
+        return BrokenAnswer(SWITCHED if "_SWITCH_UPGRADE" in message else message if below is None else
+                            f"HTTP {below[1]} (a status HTTP does not define)")
     if isinstance(err, (ConnectionError, httpx.ConnectError, httpx.ConnectTimeout)):
         return Unreachable(message)
     return Dropped(message) if isinstance(err, (httpx.NetworkError, httpx.RemoteProtocolError)) else Retryable(message)
@@ -108,6 +110,8 @@ def _bytes_said(found: re.Match[str]) -> str:
     return json.dumps(ast.literal_eval(found[1]).decode("utf-8", "backslashreplace"), ensure_ascii=False)
 
 
+UNDEFINED_STATUS = re.compile(r"^InformationalResponse status_code should be in range \[100, 200\), not (\d+)$")
+"""How the HTTP parser (h11) refuses a status below 100 (`HTTP/1.1 099`), in its class's words."""
 SWITCHED = "HTTP 101: the server switched to another protocol, which benchrun never asks for (it sends no Upgrade)"
 """A 101 answer, which the HTTP parser (h11) names by its own event (`Received server _SWITCH_UPGRADE event without a
 pending proposal`)."""

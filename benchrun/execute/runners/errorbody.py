@@ -38,7 +38,7 @@ def status_said(status: int, message: str) -> Said:
 def server_message(body: bytes, charset: str | None, reason: str) -> str:
     """What an error body says, read from its bytes as an answer is: a JSON body's `error` (its `message` or `detail`:
     OpenAI's, vLLM's, llama.cpp's, FastAPI's and Ollama's shapes), else the body's text (`body_text`); `reason`, the
-    status's phrase, for a body that says nothing."""
+    status's phrase, for a body that says nothing (`_unsaid`)."""
     try:
         said = server_json(body)
     except (ValueError, RecursionError):
@@ -46,13 +46,38 @@ def server_message(body: bytes, charset: str | None, reason: str) -> str:
     error = said.get("error", said) if isinstance(said, dict) else said
     if isinstance(error, dict):
         error = error.get("message") or error.get("detail") or error
-    return (body_text(body, charset) if error is None else quoted(error)).strip() or reason
+    if error is None or (not _finite(error) and len(body) <= UNHELD_QUOTED):
+        return body_text(body, charset).strip() or _unsaid(reason)
+    return quoted(error).strip() or _unsaid(reason)
+
+
+def _unsaid(reason: str) -> str:
+    """What is said of an error body that says nothing: the status's phrase, or where the status line gave none
+    (`HTTP/1.1 500`), that the body is empty (`HTTP 500:` said nothing at all)."""
+    return reason.strip() or "an empty body"
+
+
+UNHELD_QUOTED = 200
+"""The longest body quoted as its own text where what it says holds a number too large to hold (`1e999`, an integer
+of more digits than Python converts), which JSON written again would say as a word the server did not write."""
+
+
+def _finite(said: Any) -> bool:
+    """Whether `said` holds no number too large to hold (read as an infinity)."""
+    try:
+        json.dumps(said, allow_nan=False, default=str)
+    except ValueError:
+        return False
+    except RecursionError:
+        return True
+    return True
 
 
 def quoted(said: Any) -> str:
     """What a server said of a failure, as an error quotes it: a string as it is; FastAPI's list of problems (each a
     `loc` and a `msg`) as `body.messages: field required; ...`; anything else as its JSON, not a Python repr (JSON
-    nested deeper than QUOTED_DEPTH as what it is: `a list nested too deep to quote`); a URL in it holding a
+    nested deeper than QUOTED_DEPTH as what it is: `a list nested too deep to quote`; one holding a number too large to
+    hold as what it is, UNHELD); a URL in it holding a
     credential as `http://...` (`said_urls`)."""
     if isinstance(said, str):
         return said_urls(said)
@@ -60,7 +85,14 @@ def quoted(said: Any) -> str:
         return said_urls("; ".join(_problem(p) for p in said))
     if nests_deeper(said, QUOTED_DEPTH):
         return f"{json_kind(said)} nested too deep to quote"
+    if not _finite(said):
+        return UNHELD if isinstance(said, float) else f"{json_kind(said)} holding {UNHELD}"
     return said_urls(json.dumps(said, ensure_ascii=False, default=str))
+
+
+UNHELD = "a number too large to hold"
+"""What a number of an error is said as where it is too large to hold (`1e999`): JSON writes it `Infinity`, a word
+the server did not write; its own text is quoted where the body is short (`server_message`)."""
 
 
 QUOTED_DEPTH = 32
@@ -88,6 +120,12 @@ def body_text(body: bytes, charset: str | None) -> str:
         if text is not None and len(NOT_TEXT.findall(text)) * 10 <= len(text):
             return said_urls(text)
     return f"a body of {len(body)} bytes that is not text"
+
+
+def not_json(err: BaseException, body: bytes, charset: str | None) -> str:
+    """A body that should be an answer and is no JSON, as an error says it: why, and its text (`body_text`), or that
+    it is empty (an Ollama answer said only `Expecting value: line 1 column 1 (char 0)` of an empty body)."""
+    return f"not JSON ({type(err).__name__}: {err}): {body_text(body, charset).strip() or 'an empty body'}"
 
 
 NOT_TEXT = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ufffd]")

@@ -142,6 +142,12 @@ REDIRECTS = (301, 302, 303, 307, 308)
 """The statuses that are a redirect whether or not they name an address (httpx's `is_redirect` is every 3xx)."""
 
 
+PARTIAL_CONTENT = 206
+PARTIAL = ("HTTP 206: a part of an answer (Partial Content), which only a request for a range is answered with and "
+           "benchrun sends none: not taken as a whole answer")
+"""A 206, whose body is a part (its Content-Range says which): a success httpx takes as any, whose JSON may parse."""
+
+
 def _redirects(response: httpx.Response) -> bool:
     """Whether `response` is a redirect: a 3xx with a Location, or of a redirect's status with none. Any other 3xx
     (`304 Not Modified`, `300` naming no choice) is an error status, said by the runner as any is."""
@@ -165,13 +171,15 @@ def _redirected(response: httpx.Response) -> Redirected:
 
 def bounded(limit: int, key: str) -> dict[str, list[Callable[[Any], Awaitable[None]]]]:
     """httpx `event_hooks` that ask for the codings benchrun reads (not httpx's `br` or `zstd`, which a package
-    installed for something else turns on), refuse a redirect, an answer in another coding or in more than
-    MAX_CODINGS (an error status's body, not read, says so: `_Bounded`), and bound every response body to `limit`
-    decoded bytes (the setting `key`)."""
+    installed for something else turns on), refuse a redirect, a part of an answer (206), an answer in another coding
+    or in more than MAX_CODINGS (an error status's body, not read, says so: `_Bounded`), and bound every response body
+    to `limit` decoded bytes (the setting `key`)."""
 
     async def bound(response: httpx.Response) -> None:
         if _redirects(response):
             raise _redirected(response)
+        if response.status_code == PARTIAL_CONTENT:
+            raise BrokenAnswer(PARTIAL)
         codings = [c.strip().lower() for c in response.headers.get_list("Content-Encoding", split_commas=True)]
         decoded = [c for c in codings if c in WBITS]
         unread = _unread(codings, decoded, key)

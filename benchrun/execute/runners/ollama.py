@@ -15,7 +15,7 @@ from benchrun.core.recordvalues import same_model_name
 from benchrun.core.secrets import SECRETS
 from benchrun.core.serverurls import http_url
 from benchrun.core.settings import OLLAMA_KEY_ENV, OllamaConfig
-from benchrun.core.text import one_line, writable_data
+from benchrun.core.text import names_listed, one_line, writable_data
 from benchrun.core.yamlfile import MAX_INT
 from benchrun.execute.boundary import TooLarge, described
 from benchrun.execute.runners.base import (
@@ -134,7 +134,7 @@ class OllamaRunner:
                               f"`ollama rm` and pull it again")
         if named:
             return named[0]
-        have = ", ".join(sorted(m.model for m in models if m.model)) or "none"  # an entry may name no model
+        have = names_listed(sorted(m.model for m in models if m.model)) or "none"  # an entry may name no model
         other = "" if self.config.asked_again else f" or pick another {self.config.key('model')}"
         raise RunnerError(f"model '{self.model}' is not pulled on {self.host} (it has: {have}); "
                           f"run `ollama pull {self.model}`{other}")

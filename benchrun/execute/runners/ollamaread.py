@@ -13,7 +13,7 @@ import httpx
 from benchrun.core.officialclient import ollama_package
 from benchrun.core.text import NotJSON, server_reading
 from benchrun.execute.runners.base import BusySaid, Refused, json_count, json_kind
-from benchrun.execute.runners.errorbody import error_in_200, said_error, server_message, streamed
+from benchrun.execute.runners.errorbody import error_in_200, not_json, said_error, server_message, streamed
 
 ollama = ollama_package()
 
@@ -63,7 +63,8 @@ def as_typed_hook(model: str) -> Callable[[httpx.Response], Awaitable[None]]:
 
     async def hook(response: httpx.Response) -> None:
         if response.is_success:
-            response.stream = _AsTyped(response.stream, response.request.url.path, response.headers, model)
+            response.stream = _AsTyped(response.stream, response.request.url.path, response.headers, model,
+                                       response.charset_encoding)
         else:
             response.stream = _ErrorSaid(response.stream, response.charset_encoding, response.reason_phrase)
             response.encoding = "utf-8"
@@ -90,31 +91,37 @@ class _ErrorSaid(httpx.AsyncByteStream):
 class _AsTyped(httpx.AsyncByteStream):
     """An answer's body, whole, each key given once, without what it says that is not of the API's type."""
 
-    def __init__(self, stream: httpx.AsyncByteStream, path: str, headers: Mapping[str, str], model: str):
+    def __init__(self, stream: httpx.AsyncByteStream, path: str, headers: Mapping[str, str], model: str,
+                 charset: str | None):
         self._stream, self._path, self._headers, self._model = stream, path, headers, model
+        self._charset = charset
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
-        yield _as_typed(b"".join([chunk async for chunk in self._stream]), self._path, self._headers, self._model)
+        yield _as_typed(b"".join([chunk async for chunk in self._stream]), self._path, self._headers, self._model,
+                        self._charset)
 
     async def aclose(self) -> None:
         await self._stream.aclose()
 
 
-def _as_typed(body: bytes, path: str, headers: Mapping[str, str], model: str) -> bytes:
+def _as_typed(body: bytes, path: str, headers: Mapping[str, str], model: str, charset: str | None) -> bytes:
     """`body` as it came (as read where an integer had more digits than Python converts, `server_reading`, for which
     the official client's reader refused the whole answer), or its JSON without a chat answer's field of `_TYPED` (its
     message's of `_APART`), a field of `_SHOWN`, or `model`'s list entry's of `_LISTED`, that is not of the API's type,
     and each other model's entry as its name alone (`_listed`); NotJSON (not Ollama's answer) when it gives a key
-    twice; TypeError for an answer the client reads that is no JSON object (in its words, not the client's
-    `ListResponse() argument after ** must be a mapping`); Refused when it is an answer streamed in parts
+    twice, or for a chat answer that is no JSON, saying what came (`not_json`: an empty body); TypeError for an
+    answer the client reads that is no JSON object (in its words, not the client's `ListResponse() argument after **
+    must be a mapping`); Refused when it is an answer streamed in parts
     (`errorbody.streamed`, its Content-Type among the answer's `headers` saying so)."""
     try:
         answer, reread = server_reading(body)
     except NotJSON:
         raise
-    except (ValueError, RecursionError):  # not JSON: the client says so, unless it is a stream of answers
-        if said := streamed(body, headers.get("Content-Type", "")):
+    except (ValueError, RecursionError) as err:  # not JSON: a stream of answers, a chat answer saying what came, or
+        if said := streamed(body, headers.get("Content-Type", "")):  # a preflight's answer (the client says so)
             raise Refused(said) from None
+        if path.endswith("/api/chat"):
+            raise NotJSON(not_json(err, body, charset)) from None
         return body
     if not isinstance(answer, dict) and path.endswith(_OBJECTS):
         raise TypeError(f"the answer is {json_kind(answer)}, not a JSON object")

@@ -14,7 +14,7 @@ from benchrun.core.recordvalues import pin_shown, pinned_as, same_model_name
 from benchrun.core.secrets import SECRETS
 from benchrun.core.serverurls import http_url
 from benchrun.core.settings import OPENAI_FIELDS, OpenAIConfig
-from benchrun.core.text import NotJSON, server_json, writable_data
+from benchrun.core.text import NotJSON, names_listed, server_json, writable_data
 from benchrun.execute.boundary import TooLarge, described
 from benchrun.execute.runners.base import (
     BrokenAnswer,
@@ -101,7 +101,7 @@ class OpenAIRunner:
                               f"{self.config.key('base_url')} at a server that serves it once")
         entry = named[0] if named else None
         if entry is None:
-            have = ", ".join(sorted(m["id"] for m in models if _named(m))) or "none"
+            have = names_listed(sorted(m["id"] for m in models if _named(m))) or "none"
             pick = "" if self.config.asked_again else f"pick one of those for {self.config.key('model')}, or "
             raise RunnerError(f"model '{self.model}' is not served at {self.base_url} (it serves: {have}); "
                               f"{pick}start the server with it")

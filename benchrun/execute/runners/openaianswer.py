@@ -9,7 +9,7 @@ import httpx
 
 from benchrun.core.text import NotJSON, server_json
 from benchrun.execute.runners.base import Completion, Retryable, json_count, json_kind, json_text, tools_called
-from benchrun.execute.runners.errorbody import body_text, error_said, streamed
+from benchrun.execute.runners.errorbody import body_text, error_said, not_json, streamed
 
 SAID_APART = ("refusal", "reasoning_content", "reasoning")
 """What a chat completion's message may say apart from its content, kept with the answer (`extra`): a refusal, and a
@@ -29,8 +29,8 @@ def completion_of(response: httpx.Response) -> Completion:
     except (ValueError, RecursionError) as err:  # UnicodeDecodeError too: a body that is not UTF-8
         if said := streamed(response.content, response.headers.get("Content-Type", "")):
             raise APIError(f"not a chat completion: {said}") from None
-        raise APIError(f"not a chat completion: not JSON ({type(err).__name__}: {err}): "
-                       f"{_text_of(response).strip() or 'an empty body'}") from None
+        raise APIError(f"not a chat completion: {not_json(err, response.content, response.charset_encoding)}") \
+            from None
     if (said := error_said(body)) is not None:
         if said.retry:
             raise Retryable(said.line) from APIError(said.line)
