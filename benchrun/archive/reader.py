@@ -286,7 +286,7 @@ class Run:
         with reading(path), open(path, "rb") as handle:
             try:
                 for line in itertools.islice(handle, covered(self, name)):
-                    yield _given_once(validate(line), line)
+                    yield _given_once(validate(line, strict=True), line)
             except ValidationError as err:
                 raise _invalid_line(path, handle.tell(), validation_said(err)) from None
             except NotJSON as err:
