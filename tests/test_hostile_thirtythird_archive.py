@@ -6,6 +6,12 @@ cases it found bad, each with the rule it now obeys.
    one (`speed.n` 2.0): pydantic's lax mode read them as 5, 2 and 1, and verify said intact; what is read from the
    archive is read with JSON's own types (pydantic's strict mode: `archive.reader.Run._records`,
    `archive.jsononce.as_model`), an integer still a float (`"seconds": 1`)
+2. a summary.json (sealed over) whose wall time is shrunk below its longest answer, samples/s made to match: verify
+   said intact; a wall time is at least the longest answer its sessions' clock timed (`audit.speedcheck._clocked`;
+   `tests.helpers.archives.synthetic_run` now writes a wall time of its answers' 0.1 s, where it wrote 0.0)
+3. a run.json (an earlier benchrun's) whose model's or judge's `server_version` is null or not text: show, the
+   judge's line and the report said `server None` and `server {'major': 0}` in Python's words; said `-` (none said)
+   or `unknown` (`audit.provenance.server_version`, the one reading of it)
 """
 from __future__ import annotations
 
@@ -13,6 +19,7 @@ import pytest
 
 from benchrun.archive.reader import load_run
 from tests.helpers.archives import synthetic_run
+from tests.helpers.auditcli import audit
 from tests.helpers.p29_archive import failed
 from tests.helpers.p31_archive import summary_rewritten
 from tests.helpers.p32_archive import sealed_fields
@@ -42,3 +49,24 @@ def test_a_summary_of_a_json_type_no_writer_writes_is_said_by_verify(tmp_path):
 def test_an_integer_is_read_as_a_float(tmp_path):
     run_dir = sealed_fields(synthetic_run(tmp_path / "r", [1, 0]), "responses.jsonl", 1, seconds=1)
     assert [response.seconds for response in load_run(run_dir).responses()] == [1.0, 0.1]
+
+
+def test_a_wall_time_shrunk_below_the_longest_answer_is_said_by_verify(tmp_path):
+    run_dir = synthetic_run(tmp_path / "r", [1, 0])
+    assert audit(tmp_path, "verify", "r").stdout.splitlines()[-1] == "intact"
+    summary_rewritten(run_dir, lambda summary: summary["speed"].update(wall_s=0.01, samples_per_s=200.0))
+    assert failed(tmp_path, run_dir) == [
+        "FAIL  summary.json: speed.wall_s: summary.json's is 0.01 s, less than its longest answer (0.1 s), which its "
+        "clock timed: show, list and compare read it, export and report read the records"]
+
+
+@pytest.mark.parametrize(("version", "said"), [(None, "-"), ({"major": 0}, "unknown")])
+def test_a_server_version_that_is_no_text_is_said_as_none_or_unknown(tmp_path, version, said):
+    identity = {"name": "m", "server_version": version}
+    synthetic_run(tmp_path / "r", [1, 0], identity=identity, judge={"identity": identity, "runner": {"model": "j"}})
+    shown = [" ".join(line.split()) for line in audit(tmp_path, "show", "r").stdout.splitlines()]
+    assert [line for line in shown if " server " in line] == [f"model m name m digest - server {said}",
+                                                              f"judge j name m digest - server {said}"]
+    assert audit(tmp_path, "report", "r", "--output", "r.html").returncode == 0
+    page = (tmp_path / "r.html").read_text()
+    assert (f"server version</td><td><pre>{said}</pre>" in page, page.count(f"server {said}</pre>")) == (True, 1)
