@@ -12,17 +12,27 @@ cases it found bad, each with the rule it now obeys.
 3. a run.json (an earlier benchrun's) whose model's or judge's `server_version` is null or not text: show, the
    judge's line and the report said `server None` and `server {'major': 0}` in Python's words; said `-` (none said)
    or `unknown` (`audit.provenance.server_version`, the one reading of it)
+4. a retry killed (SIGKILL) after carrying 4 answers and asking 1, a carried line then edited, `resume --force`: the
+   edited line was dropped and asked again, yet run.json still said 4 carried over and 2 asked again, and verify
+   said `line 4 gives no carried_from, where run.json's parent says the retry carried over its first 4 answers`; the
+   carried lines a forced resume keeps are what the retry carried (`archive.sessions.carry_cut`, given the lines
+   dropped)
 """
 from __future__ import annotations
+
+import json
 
 import pytest
 
 from benchrun.archive.reader import load_run
+from benchrun.testing.ollama_server import FakeOllama
+from tests.helpers.answers import listbench_answer
 from tests.helpers.archives import synthetic_run
 from tests.helpers.auditcli import audit
 from tests.helpers.p29_archive import failed
 from tests.helpers.p31_archive import summary_rewritten
 from tests.helpers.p32_archive import sealed_fields
+from tests.helpers.p33_archive import killed_retry
 
 # -- what the thirty-second pass left ----------------------------------------------------------------------------------
 
@@ -70,3 +80,24 @@ def test_a_server_version_that_is_no_text_is_said_as_none_or_unknown(tmp_path, v
     assert audit(tmp_path, "report", "r", "--output", "r.html").returncode == 0
     page = (tmp_path / "r.html").read_text()
     assert (f"server version</td><td><pre>{said}</pre>" in page, page.count(f"server {said}</pre>")) == (True, 1)
+
+
+@pytest.mark.slow
+def test_a_carried_line_a_forced_resume_of_a_killed_retry_drops_is_asked_not_carried(tmp_path):
+    parent, retry = killed_retry(tmp_path)
+    lines = (retry / "responses.jsonl").read_text().splitlines(keepends=True)
+    assert len(lines) == 5
+    lines[1] = lines[1].replace('"text":"', '"text":" ')
+    (retry / "responses.jsonl").write_text("".join(lines))
+    with FakeOllama(models=["llama3.2"], responder=listbench_answer) as server:
+        resumed = audit(tmp_path, "resume", str(retry), "--force", "--host", server.url)
+    assert (resumed.returncode, resumed.stderr) == (0, "")
+    info = json.loads((retry / "run.json").read_text())
+    parent_id = json.loads((parent / "run.json").read_text())["run_id"]
+    responses = [json.loads(line) for line in (retry / "responses.jsonl").read_text().splitlines()]
+    assert [line.get("carried_from") for line in responses] == [parent_id] * 3 + [None] * 3
+    assert (info["parent"]["carried"], info["parent"]["asked"]) == (3, 3)
+    note = info["history"][0]
+    assert ([session["answers"] for session in note["carried_by"]], note["carry_cut"]) == (
+        [3], {"planned": 4, "carried": 3})
+    assert audit(tmp_path, "verify", str(retry)).stdout.splitlines()[-1] == "intact"
