@@ -17,6 +17,13 @@ cases it found bad, each with the rule it now obeys.
    said `line 4 gives no carried_from, where run.json's parent says the retry carried over its first 4 answers`; the
    carried lines a forced resume keeps are what the retry carried (`archive.sessions.carry_cut`, given the lines
    dropped)
+
+A fresh pass:
+
+5. a merge killed (SIGKILL) after its run's files were written but before the seal: verify of the hidden folder it
+   left (`.merged.merging-<id>`) said `seal it with: benchrun-audit resume .merged.merging-<id>`, resume sealed it,
+   and the next merge into `merged` removed that sealed run; the folder a merge makes its run in is no run of its
+   own, said as what it is by every command (`archive.reader.load_run`, the name owned by `archive.atomic`)
 """
 from __future__ import annotations
 
@@ -32,7 +39,7 @@ from tests.helpers.auditcli import audit
 from tests.helpers.p29_archive import failed
 from tests.helpers.p31_archive import summary_rewritten
 from tests.helpers.p32_archive import sealed_fields
-from tests.helpers.p33_archive import killed_retry
+from tests.helpers.p33_archive import killed_retry, merge_left
 
 # -- what the thirty-second pass left ----------------------------------------------------------------------------------
 
@@ -101,3 +108,20 @@ def test_a_carried_line_a_forced_resume_of_a_killed_retry_drops_is_asked_not_car
     assert ([session["answers"] for session in note["carried_by"]], note["carry_cut"]) == (
         [3], {"planned": 4, "carried": 3})
     assert audit(tmp_path, "verify", str(retry)).stdout.splitlines()[-1] == "intact"
+
+
+# -- a fresh pass ------------------------------------------------------------------------------------------------------
+
+MERGING = ("benchrun: error: in '{}': the hidden folder in which a merge into merged makes its run, renamed to merged as "
+           "the merge ends (one left by a merge that was stopped, the next merge into merged removes): no run of its "
+           "own to read or resume; merge the shards again\n")
+
+
+@pytest.mark.parametrize("command", ["verify", "show", "resume", "retry", "export"])
+def test_the_folder_a_killed_merge_left_is_said_as_no_run(tmp_path, command):
+    left = merge_left(tmp_path)
+    done = audit(tmp_path, command, left.name)
+    assert (done.returncode, done.stdout, done.stderr) == (4, "", MERGING.format(left.name))
+    assert sorted(path.name for path in left.iterdir()) == ["config.yaml", "manifest.json", "records.sha256",
+                                                            "responses.jsonl", "run.json", "run.lock", "scores.jsonl",
+                                                            "seal.json", "summary.json"]

@@ -139,6 +139,22 @@ def stem(name: str) -> str:
     return os.fsdecode(os.fsencode(name)[:TMP_STEM_MAX])
 
 
+MERGING = ".merging-"
+"""Between the name of the folder a merge makes its run into and the run's id: the hidden folder it makes the run in."""
+
+
+def merging_stem(name: str) -> str:
+    """What the hidden folders of merges into the folder named `name` are named, but for their run's id."""
+    return f".{stem(name)}{MERGING}"
+
+
+def merging_into(folder: Path, run_id: str) -> str | None:
+    """The folder a merge was making run `run_id` for, where `folder` is the hidden folder it made it in (a merge
+    that ended renamed it); else None."""
+    named = re.fullmatch(rf"\.(.+){re.escape(MERGING)}{re.escape(run_id)}", folder.name)
+    return None if named is None else named[1]
+
+
 def leftover_name(name: str) -> re.Pattern[str]:
     """The names of the temporary files written on the way to the file named `name`."""
     return re.compile(rf"\.{re.escape(stem(name))}\.\d+\.[0-9a-f]{{12}}\.tmp")

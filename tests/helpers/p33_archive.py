@@ -1,5 +1,5 @@
 """Runs for the thirty-third hostile pass of the archive side: a retry killed (SIGKILL) as it records an answer, a
-parent run with two failed requests to retry."""
+parent run with two failed requests to retry, the hidden folder a killed merge leaves."""
 
 from __future__ import annotations
 
@@ -8,9 +8,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+from benchrun.archive.writer import now
 from benchrun.testing.chat import ChatRequest, Reply
 from benchrun.testing.ollama_server import FakeOllama
 from tests.helpers.answers import listbench_answer
+from tests.helpers.archives import synthetic_run
 from tests.helpers.commands import run_in_process
 
 KILLED_RECORDING = """
@@ -56,3 +58,12 @@ def killed_retry(root: Path) -> tuple[Path, Path]:
         killed = killed_audit(5, "retry", str(parent), "--host", server.url, "--set", "runner.concurrency=1")
     assert killed.returncode == -9, killed.stderr
     return parent, parent.with_name("p.retry1")
+
+
+def merge_left(root: Path) -> Path:
+    """The hidden folder a merge into root/merged makes its run in (`.merged.merging-<run id>`), as a merge killed
+    before it ended leaves it: a finished synthetic run whose run.json names two shards."""
+    shards = [{"run_id": str(i) * 12, "path": str(root / f"s{i}"), "shard": f"{i}/2", "status": "completed",
+               "responses": 1} for i in (1, 2)]
+    run_dir = synthetic_run(root / "made", [1, 0], merged={"shards": shards, "merged_at": now()})
+    return run_dir.rename(root / f".merged.merging-{'5' * 12}")
