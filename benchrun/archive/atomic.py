@@ -148,11 +148,16 @@ def merging_stem(name: str) -> str:
     return f".{stem(name)}{MERGING}"
 
 
-def merging_into(folder: Path, run_id: str) -> str | None:
-    """The folder a merge was making run `run_id` for, where `folder` is the hidden folder it made it in (a merge
-    that ended renamed it); else None."""
+def merging_left(folder: Path, run_id: str) -> str | None:
+    """Why `folder` is no run of its own where it is the hidden folder a merge made run `run_id` in (a merge that
+    ended renamed it); else None."""
     named = re.fullmatch(rf"\.(.+){re.escape(MERGING)}{re.escape(run_id)}", folder.name)
-    return None if named is None else named[1]
+    if named is None:
+        return None
+    into = named[1]
+    return (f"the hidden folder in which a merge into {into} makes its run, renamed to {into} as the merge ends (one "
+            f"left by a merge that was stopped, the next merge into {into} removes): no run of its own to read or "
+            "resume; merge the shards again")
 
 
 def leftover_name(name: str) -> re.Pattern[str]:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 
 from pydantic import ValidationError
 
-from benchrun.archive.atomic import merging_into
+from benchrun.archive.atomic import merging_left
 from benchrun.archive.jsononce import as_model, given_once
 from benchrun.archive.manifestbound import MANIFEST_CEILING, manifest_ceiling
 from benchrun.archive.shapes import not_a_manifest
@@ -300,7 +300,6 @@ class Run:
         return archived(path)
 
 
-
 def _manifest_size(path: Path, manifest_id: str | None, ceiling: int) -> int:
     """The size of the manifest.json at `path` once its sha256 is `manifest_id`, else ArchiveError."""
     if manifest_sha256(path, ceiling) != manifest_id:
@@ -395,8 +394,6 @@ def load_run(path: PathLike) -> Run:
     except (ValidationError, json.JSONDecodeError, ValueError) as err:
         why = validation_said(err) if isinstance(err, ValidationError) else str(err).splitlines()[0]
         raise ArchiveError(f"unreadable: {why}", file=str(path / RUN)) from None
-    if info.merged is not None and (into := merging_into(path, info.run_id)) is not None:
-        raise ArchiveError(f"the hidden folder in which a merge into {into} makes its run, renamed to {into} as the "
-                           f"merge ends (one left by a merge that was stopped, the next merge into {into} removes): no "
-                           "run of its own to read or resume; merge the shards again", file=str(path))
+    if info.merged is not None and (why := merging_left(path, info.run_id)) is not None:
+        raise ArchiveError(why, file=str(path))
     return Run(path, info)
