@@ -24,6 +24,9 @@ A fresh pass:
    left (`.merged.merging-<id>`) said `seal it with: benchrun-audit resume .merged.merging-<id>`, resume sealed it,
    and the next merge into `merged` removed that sealed run; the folder a merge makes its run in is no run of its
    own, said as what it is by every command (`archive.reader.load_run`, the name owned by `archive.atomic`)
+6. a judge call (sealed over) giving a grade its reply does not give (`"zzz"` where the reply says `right`):
+   verify said intact and `show --samples` showed `zzz -> 1`; a call's grade is its reply's grade field, as its writer
+   copied it (`audit.judgegrades.JudgeGrades.misread`)
 """
 from __future__ import annotations
 
@@ -39,7 +42,7 @@ from tests.helpers.auditcli import audit
 from tests.helpers.p29_archive import failed
 from tests.helpers.p31_archive import summary_rewritten
 from tests.helpers.p32_archive import sealed_fields
-from tests.helpers.p33_archive import killed_retry, merge_left
+from tests.helpers.p33_archive import judged_run, killed_retry, merge_left
 
 # -- what the thirty-second pass left ----------------------------------------------------------------------------------
 
@@ -125,3 +128,10 @@ def test_the_folder_a_killed_merge_left_is_said_as_no_run(tmp_path, command):
     assert sorted(path.name for path in left.iterdir()) == ["config.yaml", "manifest.json", "records.sha256",
                                                             "responses.jsonl", "run.json", "run.lock", "scores.jsonl",
                                                             "seal.json", "summary.json"]
+
+
+@pytest.mark.parametrize(("grade", "said"), [("zzz", '"zzz", where its reply gives "right"'),
+                                            (1, '1, where its reply gives "right"')])
+def test_a_judge_calls_grade_its_reply_does_not_give_is_said_by_verify(tmp_path, grade, said):
+    run_dir = sealed_fields(judged_run(tmp_path), "judgements.jsonl", 1, grade=grade)
+    assert failed(tmp_path, run_dir) == [f"FAIL  judgements.jsonl: line 1 gives grade {said} ('verdict')"]

@@ -88,8 +88,8 @@ def speed_remade(run_dir: Path) -> Path:
 
     def remade(summary: dict[str, Any]) -> None:
         wall = summary["speed"]["wall_s"]
-        hosts = made["hosts"] and {host: _over(figures, wall) for host, figures in made["hosts"].items()}
-        summary["speed"] = {**_over(made, wall), "hosts": hosts}
+        hosts = {host: _over(figures, wall) for host, figures in made.get("hosts", {}).items()}
+        summary["speed"] = {**_over(made, wall), **({"hosts": hosts} if hosts else {})}
     summary_rewritten(run_dir, remade)
     return run_dir
 

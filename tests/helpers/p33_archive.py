@@ -1,5 +1,5 @@
 """Runs for the thirty-third hostile pass of the archive side: a retry killed (SIGKILL) as it records an answer, a
-parent run with two failed requests to retry, the hidden folder a killed merge leaves."""
+parent run with two failed requests to retry, the hidden folder a killed merge leaves, a judged run."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from benchrun.testing.ollama_server import FakeOllama
 from tests.helpers.answers import listbench_answer
 from tests.helpers.archives import synthetic_run
 from tests.helpers.commands import run_in_process
+from tests.helpers.judgedruns import Judging, judged_eight
 
 KILLED_RECORDING = """
 import os, signal, sys
@@ -67,3 +68,11 @@ def merge_left(root: Path) -> Path:
                "responses": 1} for i in (1, 2)]
     run_dir = synthetic_run(root / "made", [1, 0], merged={"shards": shards, "merged_at": now()})
     return run_dir.rename(root / f".merged.merging-{'5' * 12}")
+
+
+def judged_run(root: Path) -> Path:
+    """A finished run of eight answers, each graded by the judge `names` (`tests.helpers.judgedruns.judged_eight`)."""
+    with FakeOllama(models=["llama3.2", "qwen2.5"], responder=Judging()) as server:
+        done, run_dir = judged_eight(root, server.url)
+    assert (done.returncode, done.stderr) == (0, ""), done.stderr
+    return run_dir
