@@ -139,6 +139,27 @@ def stem(name: str) -> str:
     return os.fsdecode(os.fsencode(name)[:TMP_STEM_MAX])
 
 
+MERGING = ".merging-"
+"""Between the name of the folder a merge makes its run into and the run's id: the hidden folder it makes the run in."""
+
+
+def merging_stem(name: str) -> str:
+    """What the hidden folders of merges into the folder named `name` are named, but for their run's id."""
+    return f".{stem(name)}{MERGING}"
+
+
+def merging_left(folder: Path, run_id: str) -> str | None:
+    """Why `folder` is no run of its own where it is the hidden folder a merge made run `run_id` in (a merge that
+    ended renamed it); else None."""
+    named = re.fullmatch(rf"\.(.+){re.escape(MERGING)}{re.escape(run_id)}", folder.name)
+    if named is None:
+        return None
+    into = named[1]
+    return (f"the hidden folder in which a merge into {into} makes its run, renamed to {into} as the merge ends (one "
+            f"left by a merge that was stopped, the next merge into {into} removes): no run of its own to read or "
+            "resume; merge the shards again")
+
+
 def leftover_name(name: str) -> re.Pattern[str]:
     """The names of the temporary files written on the way to the file named `name`."""
     return re.compile(rf"\.{re.escape(stem(name))}\.\d+\.[0-9a-f]{{12}}\.tmp")

@@ -1,5 +1,5 @@
-"""The archive's JSON files parsed once: as Python reads them, each key given once, then validated as a model from
-that data, not parsed again by pydantic to check its keys."""
+"""The archive's JSON files parsed once: by pydantic, with JSON's own types, and again as Python reads them (each key
+given once) only when a file is not as its writer writes it."""
 
 from __future__ import annotations
 
@@ -7,12 +7,7 @@ import json
 import sys
 from typing import Any
 
-from pydantic import ValidationError
-
-from benchrun.core.text import NESTED, SURROGATE_ESCAPE, NotJSON, once_each, too_many_digits
-
-DEPTH = 200
-"""How deep pydantic's JSON reader follows arrays and objects (what a model read from JSON data follows no deeper)."""
+from benchrun.core.text import NESTED, NotJSON, once_each, too_many_digits
 
 
 def python_json(data: bytes | str, **options: Any) -> Any:
@@ -41,33 +36,16 @@ def given_once(data: bytes) -> Any:
 
 
 def as_model(data: bytes, model: type[Any]) -> Any:
-    """`data`, an archive's JSON file, as `model` (a pydantic model) from its JSON read once (`given_once`); what
-    pydantic's JSON reader alone refuses (a lone half of a surrogate pair, nesting deeper than DEPTH, no object) or
-    what is no JSON is read by it, to be refused in its words (a ValidationError naming line and column), as is what
-    the model refuses."""
-    try:
-        value = given_once(data)
-    except NotJSON:
-        raise
-    except (ValueError, RecursionError) as err:
-        model.model_validate_json(data)
-        raise ValueError(f"Invalid JSON: {err}") from None
-    if not isinstance(value, dict) or _surrogate(data) or _deeper(value, DEPTH):
-        return model.model_validate_json(data)
-    try:
-        return model.model_validate(value)
-    except ValidationError:  # said as read from JSON (`counts: Input should be an object`, not `... a valid dictionary`)
-        return model.model_validate_json(data)
-
-
-def _surrogate(data: bytes) -> bool:
-    """Whether the JSON `data` escapes a half of a surrogate pair (`\\ud83d`), which only a pair of them makes JSON."""
-    return b"\\u" in data and SURROGATE_ESCAPE.search(data.decode("utf-8")) is not None
-
-
-def _deeper(value: Any, depth: int) -> bool:
-    """Whether `value` nests arrays and objects more than `depth` deep."""
-    if depth < 0:
-        return True
-    children = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
-    return any(isinstance(child, (dict, list)) and _deeper(child, depth - 1) for child in children)
+    """`data`, an archive's JSON file, as `model` (a pydantic model) read by pydantic with JSON's own types (strict:
+    `"5"`, `2.0` and `true` are no integer, as no writer writes one; an integer is a float), refused in its words (a
+    ValidationError naming line and column); and, unless it is as its writer writes it (the model's JSON, indented),
+    as Python reads it (`given_once`: each key given once; what it cannot read is no JSON)."""
+    found = model.__pydantic_validator__.validate_json(data, strict=True)
+    if found.model_dump_json(indent=2).encode() != data.rstrip(b"\n"):
+        try:
+            given_once(data)
+        except NotJSON:
+            raise
+        except (ValueError, RecursionError) as err:
+            raise ValueError(f"Invalid JSON: {err}") from None
+    return found

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 
 from pydantic import ValidationError
 
+from benchrun.archive.atomic import merging_left
 from benchrun.archive.jsononce import as_model, given_once
 from benchrun.archive.manifestbound import MANIFEST_CEILING, manifest_ceiling
 from benchrun.archive.shapes import not_a_manifest
@@ -286,7 +287,7 @@ class Run:
         with reading(path), open(path, "rb") as handle:
             try:
                 for line in itertools.islice(handle, covered(self, name)):
-                    yield _given_once(validate(line), line)
+                    yield _given_once(validate(line, strict=True), line)
             except ValidationError as err:
                 raise _invalid_line(path, handle.tell(), validation_said(err)) from None
             except NotJSON as err:
@@ -297,7 +298,6 @@ class Run:
         if not path.exists():
             raise ArchiveError("missing", file=str(path))
         return archived(path)
-
 
 
 def _manifest_size(path: Path, manifest_id: str | None, ceiling: int) -> int:
@@ -394,4 +394,6 @@ def load_run(path: PathLike) -> Run:
     except (ValidationError, json.JSONDecodeError, ValueError) as err:
         why = validation_said(err) if isinstance(err, ValidationError) else str(err).splitlines()[0]
         raise ArchiveError(f"unreadable: {why}", file=str(path / RUN)) from None
+    if info.merged is not None and (why := merging_left(path, info.run_id)) is not None:
+        raise ArchiveError(why, file=str(path))
     return Run(path, info)

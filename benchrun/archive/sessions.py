@@ -106,18 +106,22 @@ def _carried(history: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     return next((entry[CARRIED] for entry in history if CARRIED in entry), [])
 
 
-def carry_cut(info: RunInfo, kept: int) -> RunInfo:
-    """`info` of a retry killed as it carried its parent's answers over (it holds `kept` of the answers its run.json
-    says it carries), saying what it carried: its lineage's `carried` (and `asked`, the rest) and its `carried_by` cut
-    to `kept`, what they said kept in the retry's note (`carry_cut`); `info` as it is otherwise."""
+def carry_cut(info: RunInfo, written: int, dropped: Sequence[int]) -> RunInfo:
+    """`info` of a retry killed as it carried its parent's answers over (it holds `written` response lines, of which
+    a forced resume drops the lines numbered `dropped`), saying what it carried: its lineage's `carried` (and
+    `asked`, the rest) and its `carried_by` cut to the carried lines kept (a carried line dropped is asked again, as
+    a line never written is), what they said kept in the retry's note (`carry_cut`); `info` as it is otherwise."""
     planned = _carried_answers(info.history)
+    gone = [number for number in dropped if number <= planned]
+    kept = min(written, planned) - len(gone)
     if info.parent is None or kept >= planned:
         return info
-    left, cut = kept, []
+    cut, start = [], 0
     for session in _carried(info.history):
-        if take := min(left, session["answers"]):
+        end = start + session["answers"]
+        if (take := min(written, end) - start - sum(start < number <= end for number in gone)) > 0:
             cut.append({**session, "answers": take})
-        left -= take
+        start = end
     history = tuple({**entry, CARRIED: cut, "carry_cut": {"planned": planned, "carried": kept}}
                     if CARRIED in entry else entry for entry in info.history)
     parent = info.parent.model_copy(update={"carried": kept, "asked": info.parent.asked + info.parent.carried - kept})

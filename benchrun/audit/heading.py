@@ -14,6 +14,7 @@ from benchrun.archive.reader import Run, load_run
 from benchrun.archive.sessions import JUDGED_AGAIN, RESUMED, limits_set, mixed_judges, mixed_models
 from benchrun.archive.writerless import stopped
 from benchrun.audit.judged import judge_identity
+from benchrun.audit.provenance import server_version
 from benchrun.console.visible import shown_name
 from benchrun.core.errors import BenchrunError
 from benchrun.core.layout import UNFINISHED
@@ -39,7 +40,7 @@ def header(run: Run) -> Table:
         "overrides": " ".join(info.overrides) or "-",
         "manifest id": info.manifest_id or "- (the run failed before it compiled)",
         "model": f"{info.model}  name {identity.get('name', '-')}  digest {run.model_digest or '-'}  "
-                 f"server {identity.get('server_version', '-')}{_context(identity)}",
+                 f"server {server_version(identity)}{_context(identity)}",
         "answered by": mixed_models(run),
         "details": _pairs(identity.get("details") or {}),
         "judge": judge_identity(info.judge),
@@ -89,7 +90,7 @@ def parts(info: Any, unit: str = "samples") -> dict[str, str]:
         rows["retry of"] = (f"{parent.run_id}  {_there(parent.path, parent.run_id)}  ({retried(info, unit)})")
     if hosts := info.identity.get("hosts"):
         rows["servers"] = "  ".join(f"{h['host']} {short_digest(d) if (d := model_digest(h)) else '-'} "
-                                    f"{h.get('server_version') or '-'}{_context(h, ' ')}" for h in hosts)
+                                    f"{server_version(h)}{_context(h, ' ')}" for h in hosts)
     if info.shard:
         rows["shard"] = f"{info.shard} (samples at manifest positions {info.shard.index - 1} mod {info.shard.count})"
     if info.merged:
@@ -163,7 +164,7 @@ def _machines(shards: Any) -> str | None:
     names = sorted({name for _, versions in kept for name in versions})
     differ = [name for name in names if len({versions.get(name) for _, versions in kept}) > 1]
     return "  ".join(f"{s.shard} {s.environment.get('hostname', '-')} server "
-                     f"{(s.identity or {}).get('server_version', '-')}"
+                     f"{server_version(s.identity or {})}"
                      + "".join(f" {name} {versions.get(name, '-')}" for name in differ) for s, versions in kept) or None
 
 

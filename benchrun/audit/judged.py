@@ -9,6 +9,7 @@ from typing import Any, Iterable
 from rich.table import Table
 
 from benchrun.archive.reader import Run
+from benchrun.audit.provenance import server_version
 from benchrun.console import output
 from benchrun.core.judgeagreement import JudgeAgreement
 from benchrun.core.records import JudgementRecord
@@ -27,7 +28,7 @@ def judge_identity(judge: dict[str, Any]) -> str | None:
         return None
     identity, runner = judge.get("identity", {}), judge.get("runner", {})
     text = (f"{runner.get('model', '-')}  name {identity.get('name', '-')}  digest {model_digest(identity) or '-'}  "
-            f"server {identity.get('server_version', '-')}")
+            f"server {server_version(identity)}")
     repeats = judge.get("repeats", 1)
     return (text + ("  allowed to judge itself (judge.allow_self)" if judge.get("allow_self") else "")
             + (f"  asked {repeats} times an answer (judge.repeats)" if repeats != 1 else ""))

@@ -4,11 +4,15 @@ rescore's) calls, then its score lines: a grade no call gave is a number nothing
 
 from __future__ import annotations
 
+import json
 from typing import Iterable
 
 from benchrun.core.manifest import Manifest
 from benchrun.core.records import ErrorInfo, JudgementRecord, ScoreRecord, answer_name
+from benchrun.core.text import NotJSON, json_value
 
+NONE = object()
+"""A reply's grade field where the reply gives none."""
 Grade = tuple[int, float | int | None, ErrorInfo | None]
 """What a score line's judge call gives of itself: its judge repeat, its grade's number and its error."""
 
@@ -21,11 +25,29 @@ class JudgeGrades:
         self.specs = {spec.name: spec for spec in manifest.judges}
         self.repeats = manifest.judge_calls
         self.grades: dict[tuple[str, str, int], list[Grade]] = {}
+        self._line = 0
 
     def calls(self, calls: Iterable[JudgementRecord]) -> None:
         for call in calls:
             self.grades.setdefault((call.judge, call.id, call.repeat), []).append(
                 (call.judge_repeat, call.value, call.error))
+
+    def misread(self, call: JudgementRecord) -> str | None:
+        """Why the run's next judge call line, `call`, gives a grade its reply does not give (the reply's field its
+        judge grades by, which a writer copies); None when it does, or gives none (no reply, or one its judge could not
+        read), or its reply is no JSON this benchrun reads."""
+        self._line += 1
+        if (spec := self.specs.get(call.judge)) is None or call.grade is None:
+            return None
+        try:
+            said = json_value(call.reply or "")
+        except NotJSON:  # no grade; or one an older benchrun read with Python's reader (a key given twice)
+            return None
+        given = said.get(spec.score, NONE) if isinstance(said, dict) else NONE
+        if given is not NONE and given == call.grade:
+            return None
+        gives = "no such field" if given is NONE else json.dumps(given)
+        return f"line {self._line} gives grade {json.dumps(call.grade)}, where its reply gives {gives} ({spec.score!r})"
 
     def problem(self, number: int, score: ScoreRecord) -> str | None:
         """Why score line `number`, a judge's, is not what its calls make; None when it is (or it is no judge's)."""

@@ -23,7 +23,7 @@ from typing import Sequence
 
 import yaml
 
-from benchrun.archive.atomic import stem
+from benchrun.archive.atomic import merging_stem
 from benchrun.archive.claims import refusal
 from benchrun.archive.dirlock import live_writer, probe
 from benchrun.archive.lookup import named_folder
@@ -256,7 +256,7 @@ def _write(first: Run, into: Path, merge: Merge, answers: list[_Answer], short: 
 
 def _staged(into: Path) -> str:
     """The start of the name of a hidden folder in which a run merged into `into` is made."""
-    return f".{stem(into.name)}.merging-"
+    return merging_stem(into.name)
 
 
 def _clear_killed(into: Path) -> None:

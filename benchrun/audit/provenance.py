@@ -23,6 +23,16 @@ def provenance(run: Run) -> dict[str, Any]:
             **flatten(run.info.environment.get("packages", {}), "packages.")}
 
 
+def server_version(identity: dict[str, Any]) -> str:
+    """The server's version as a model's identity says it, wherever a reader shows it (show, the judge's line, the
+    report): its text; `-` where it says none (an earlier benchrun kept null); `unknown` where it is not text (an
+    earlier benchrun kept `{"major": 0}`)."""
+    version = identity.get("server_version")
+    if isinstance(version, str) and version:
+        return version
+    return "-" if version is None or version == "" else "unknown"
+
+
 def _identity(prefix: str, identity: dict[str, Any]) -> dict[str, Any]:
     digest = model_digest(identity)
     return {**({f"{prefix}.digest": digest} if digest else {}),

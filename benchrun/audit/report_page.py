@@ -18,6 +18,7 @@ from benchrun.audit.heading import parts, reason, with_reason
 from benchrun.audit.judged import agreement_rows, agreements, judge_identity
 from benchrun.audit.lines import MetricLines
 from benchrun.audit.lines import metric_lines as lines_of
+from benchrun.audit.provenance import server_version
 from benchrun.console.output import at_k_basis, number, speed_cells
 from benchrun.console.visible import shown_name
 from benchrun.core.layout import NO_RUN
@@ -160,7 +161,7 @@ def _facts(job: Job) -> dict[str, str]:
         "model": str(identity.get("name") or info.model), "model digest": run.model_digest or "-",
         **_answered_by(run),
         "model details": ", ".join(f"{k}={v}" for k, v in details.items() if isinstance(v, str) and v),
-        "server version": str(identity.get("server_version", "-")),
+        "server version": server_version(identity),
         "runner": "\n".join(f"{k}={v if isinstance(v, str) else json.dumps(v)}" for k, v in info.runner.items()),
         "overrides": "\n".join(info.overrides) or "-",
         "counts": ", ".join(f"{k}={v}" for k, v in counts_of(run).model_dump().items()),

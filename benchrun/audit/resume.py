@@ -367,7 +367,7 @@ def _reopen(run: Run, manifest: Manifest, found: repair.Repair, note: dict[str, 
     regrade = repair.check(run.path, manifest, run.info).regrade if dropped else found.regrade
     written = found.checked[RESPONSES].written
     kept = written - len(dropped.get(RESPONSES, []))
-    info = carry_cut(run.info, kept)  # a retry killed as it carried: the rest is asked, not carried
+    info = carry_cut(run.info, written, dropped.get(RESPONSES, []))  # a carried line not kept is asked, not carried
     entry = {RESUMED: now(), "previous_status": info.status, "previous_reason": info.reason,
              "previous_ended_at": info.ended_at, **note, **found.note(dropped),
              "regraded": [answer_name(*key) for key in sorted(regrade)], **ended(info, written, kept)}

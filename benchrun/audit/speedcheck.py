@@ -1,8 +1,9 @@
 """Whether a finished run's summary.json speed is what its answers make: every figure they make (counts, latency, token
 rates, load), the whole run's and each server's of a list; and of its clocks' figures, what they bound. The wall times
 are the sessions' clocks, which no record holds: they are at most the run's span (started_at to ended_at; a server's,
-the run's wall time), and samples/s is the requests over them; a merged run's is unknown (its shards ran apart). No
-record bounds them from below but loosely (answers overlap as many as the concurrency, which a resume may change)."""
+the run's wall time) and at least the longest answer asked in the run (each timed within a session, whose clock runs
+from before its first request to its last answer), and samples/s is the requests over them; a merged run's is unknown
+(its shards ran apart). Answers overlap as many as the concurrency (which a resume may change): no tighter bound."""
 
 from __future__ import annotations
 
@@ -24,6 +25,8 @@ SPEED_TOLERANCE = 1e-6
 not whole microseconds: the last digits differ); far below the three decimals shown. An answer's time and a wall time
 are both kept to the microsecond."""
 CLOCKS_APART_S = 1.0
+TIMES_APART_S = 1e-6
+"""How far the wall time may fall short of the longest answer it timed: both are rounded to the microsecond."""
 """How far the wall time (a monotonic clock's) may pass the run's span (the system clock's, which NTP may step)."""
 READ = "show, list and compare read it, export and report read the records"
 
@@ -64,10 +67,14 @@ def _unmade(where: str, said: Speed, made: Speed) -> str | None:
 
 def _clocked(where: str, said: Speed, most: float | None, merged: bool) -> str | None:
     """What `said`'s wall time and samples/s are bound by: `most` (the run's span, or the run's wall time for a
-    server's), the requests over it; unknown for a merged run."""
+    server's) and its longest answer (which its sessions' clock timed), the requests over it; unknown for a merged
+    run."""
     wall = said.wall_s
     if merged and wall is not None:
         return f"{where}.wall_s: summary.json's is {wall}, where a merged run's is unknown (its shards ran apart)"
+    if wall is not None and said.latency_s is not None and wall < said.latency_s.max - TIMES_APART_S:
+        return (f"{where}.wall_s: summary.json's is {wall} s, less than its longest answer ({said.latency_s.max} s), "
+                f"which its clock timed")
     if not wall:  # None, or a session that asked nothing
         return (None if said.samples_per_s is None else
                 f"{where}.samples_per_s: summary.json's is {said.samples_per_s}, over no wall time")

@@ -157,6 +157,8 @@ class RunPass:
                 rescore.judgement(call)
             if self.grades is not None:
                 self.grades.calls((call,))
+                if self.misgraded is None and (why := self.grades.misread(call)):
+                    self.misgraded = JUDGEMENTS, why
             self.names.judgement(call)
 
     def scores(self, scores: Iterable[ScoreRecord]) -> None:

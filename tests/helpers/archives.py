@@ -34,6 +34,11 @@ def validator(name: str) -> Draft202012Validator:
     return Draft202012Validator(json.loads((schemas_dir() / f"{name}.schema.json").read_text()))
 
 
+ANSWER_S = 0.1
+"""How long each answer of a `synthetic_run` took; the run's wall time is that (answers asked at once): a real
+writer's is at least its longest answer's."""
+
+
 def synthetic_run(run_dir: Path, values: list[Any], finish: bool = True, config: str = "task: {path: nowhere}\n",
                   reference: Any = None, status: str = "completed", reason: str | None = None, **info: Any) -> Path:
     """A run of task `t` (value `a` = 0, 1, ...) whose scorer `closeness` gave `values`, written with RunWriter and
@@ -52,9 +57,9 @@ def synthetic_run(run_dir: Path, values: list[Any], finish: bool = True, config:
                    counts=Counts(samples=len(values)))
     writer = RunWriter.create(run_dir, info)
     writer.start(config)
-    writer.compiled(manifest)
+    writer.compiled(manifest, wall_s=ANSWER_S if values else 0.0)
     for sample, value in zip(manifest.samples, values):
-        response = ResponseRecord(id=sample.id, task="t", text='{"answer": 1}', seconds=0.1, attempts=1)
+        response = ResponseRecord(id=sample.id, task="t", text='{"answer": 1}', seconds=ANSWER_S, attempts=1)
         writer.record(response, [ScoreRecord(id=sample.id, task="t", scorer="format_valid",
                                              metrics={"format_valid": 1}),
                                  ScoreRecord(id=sample.id, task="t", scorer="closeness", metrics={"closeness": value})])
