@@ -6,13 +6,22 @@ Fixed:
    `task.only=[t,u],[u,t]`, `runner.host=h:9,http://H:09/`) refused: each value is read by RunConfig's own
    validation (a server as its requests reach it, task.only as a set) before they are compared
    (compose.sweptonce, out of callbacks).
+2. A run whose cache_dir is refused (a run's or a sweep's directory, the benchmark's tasks/) leaves nothing behind: the
+   cache's place is checked with the config, before the run claims its directory (execute.cache.checked_place, called
+   by app.run), where it left a run directory recorded as failed.
+3. A value of another kind than its key takes (`judge.model=[a,b]`: text, a whole number, a number, a boolean) and a
+   list of too few items (`task.only=[]`) said in benchrun's words, with what was given (core.errors.TAKEN, SIZED), not
+   pydantic's (`Input should be a valid string`, `List should have at least 1 item after validation, not 0`); the
+   archive's readers and Ollama's answers alike (execute.runners.ollama._said adds no second `(a number was given)`).
 """
 
 from __future__ import annotations
 
 import pytest
 
-from tests.helpers.p30_input import ended, refusal
+from tests.helpers.benchfiles import write_bench
+from tests.helpers.commands import call_benchrun
+from tests.helpers.p30_input import TASK, ended, refusal
 from tests.helpers.p33_input import dry_run_of
 
 
@@ -33,3 +42,22 @@ def test_a_sweep_of_one_value_in_two_spellings_the_config_reads_as_one_is_refuse
 def test_a_sweep_of_values_the_config_reads_apart_is_taken(tmp_path):
     done = dry_run_of(tmp_path, "-m", "task.only=[t],[t,u]", "runner.host=http://127.0.0.1:9")
     assert (done.returncode, done.stderr, done.stdout.count("manifest id:")) == (0, "", 2)
+
+
+def test_a_run_refused_for_its_caches_place_leaves_no_run_directory(tmp_path):
+    """Before: the same refusal, and a run directory under outputs/ recorded as failed."""
+    write_bench(tmp_path, {"tasks.yml": TASK, "../sweep/multirun.yaml": ""})
+    done = call_benchrun("task.path=bench", "runner.host=http://127.0.0.1:9", f"outputs={tmp_path / 'o'}",
+                         f"cache_dir={tmp_path / 'sweep'}", cwd=tmp_path)
+    assert (ended(done), (tmp_path / "o").exists(), sorted(p.name for p in (tmp_path / "sweep").iterdir())) == (
+        refusal(f"in 'config': cache_dir: {tmp_path / 'sweep'} is a sweep's directory, which holds that sweep's files "
+                "alone; put the cache elsewhere (cache_dir=DIR), or cache=false"), False, ["multirun.yaml"])
+
+
+@pytest.mark.parametrize(("given", "said"), [
+    ("judge.model=[a,b]", "judge.model: a list, where text is taken"),
+    ("task.only=[]", "task.only: an empty list, where one of at least 1 item is taken"),
+    ("task.path=[a,b]", "task.path: a list, where text is taken")])
+def test_a_value_of_another_kind_or_too_few_items_is_said_in_benchruns_words(tmp_path, given, said):
+    """Before: `Input should be a valid string`, `List should have at least 1 item after validation, not 0`."""
+    assert ended(dry_run_of(tmp_path, given)) == refusal(f"in 'config': {said}")
