@@ -13,6 +13,9 @@ Fixed:
    list of too few items (`task.only=[]`) said in benchrun's words, with what was given (core.errors.TAKEN, SIZED), not
    pydantic's (`Input should be a valid string`, `List should have at least 1 item after validation, not 0`); the
    archive's readers and Ollama's answers alike (execute.runners.ollama._said adds no second `(a number was given)`).
+4. One value of several servers' URLs parted by commas (`$OPENAI_BASE_URL` of two, where no list can be written)
+   refused with the list to give (core.serverurls._one_url), where it was asked as one URL whose path held a comma
+   (and $OLLAMA_HOST's was said as a port that is no number).
 """
 
 from __future__ import annotations
@@ -61,3 +64,19 @@ def test_a_run_refused_for_its_caches_place_leaves_no_run_directory(tmp_path):
 def test_a_value_of_another_kind_or_too_few_items_is_said_in_benchruns_words(tmp_path, given, said):
     """Before: `Input should be a valid string`, `List should have at least 1 item after validation, not 0`."""
     assert ended(dry_run_of(tmp_path, given)) == refusal(f"in 'config': {said}")
+
+
+@pytest.mark.parametrize(("variable", "value", "args", "key"), [
+    ("OPENAI_BASE_URL", "http://127.0.0.1:9/v1, http://127.0.0.1:8/v1", ("runner=openai", "runner.model=m"),
+     "runner.base_url"),
+    ("OLLAMA_HOST", "127.0.0.1:9,127.0.0.1:8", (), "runner.host")])
+def test_a_variable_of_several_servers_parted_by_commas_is_refused_with_the_list_to_give(tmp_path, variable, value,
+                                                                                          args, key):
+    """Before: OPENAI_BASE_URL taken (a dry run; a run: `cannot reach the OpenAI-compatible server at
+    http://127.0.0.1:9/v1,http://127.0.0.1:8/v1`); OLLAMA_HOST's said as a port that is no number."""
+    write_bench(tmp_path, {"tasks.yml": TASK})
+    done = call_benchrun("task.path=bench", "dry_run=true", *args, cwd=tmp_path, env={variable: value})
+    listed = value.replace(" ", "")
+    assert ended(done) == refusal(f"in 'config': {key} (from ${variable}): '{value}' is 2 servers' URLs parted by "
+                                  f"commas, which one value reads as one URL (its path holding the commas); give a "
+                                  f"list of servers: [{listed}]")

@@ -29,6 +29,7 @@ def servers(value: str | list[str], default: str, read: Callable[[str], str] = s
         _splittable(given)
         _no_credential(given)
     if isinstance(value, str):
+        _one_url(value, read)
         if address := read(value):
             _well_formed(address)
         return address or default
@@ -64,6 +65,21 @@ def _splittable(given: str) -> None:
     except ValueError:
         raise ValueError(f"'{given.strip()}' is not a server's URL: its brackets do not close round an IPv6 address (a "
                          "host in brackets is one, as http://[::1]:11434)") from None
+
+
+def _one_url(given: str, read: Callable[[str], str]) -> None:
+    """ValueError for one value that is several servers' URLs parted by commas (`$OPENAI_BASE_URL` of `http://a/v1,
+    http://b/v1`, where no list can be written): read as one URL whose path holds the comma, and asked so."""
+    parts = [part.strip() for part in given.split(",")]
+    if len(parts) < 2 or not all(parts) or not all("://" in part or ":" in part for part in parts[1:]):
+        return
+    for part in parts:
+        try:
+            _well_formed(read(part))
+        except ValueError:
+            return
+    raise ValueError(f"'{given.strip()}' is {len(parts)} servers' URLs parted by commas, which one value reads as one "
+                     f"URL (its path holding the commas); give a list of servers: [{','.join(parts)}]")
 
 
 def _no_credential(given: str) -> None:
