@@ -16,6 +16,9 @@ Fixed:
 4. One value of several servers' URLs parted by commas (`$OPENAI_BASE_URL` of two, where no list can be written)
    refused with the list to give (core.serverurls._one_url), where it was asked as one URL whose path held a comma
    (and $OLLAMA_HOST's was said as a port that is no number).
+5. runner=local's num_predict of 0 or below -1 (llama.cpp reads any of 0 or less alike, until the context is full:
+   three manifests of one question) and a temperature below 0 (read alike: the model's own chances) refused
+   (core.optionbounds.LOCAL, LOCAL_UNLIMITED, in place of Ollama's bounds for runner=local's options).
 """
 
 from __future__ import annotations
@@ -80,3 +83,21 @@ def test_a_variable_of_several_servers_parted_by_commas_is_refused_with_the_list
     assert ended(done) == refusal(f"in 'config': {key} (from ${variable}): '{value}' is 2 servers' URLs parted by "
                                   f"commas, which one value reads as one URL (its path holding the commas); give a "
                                   f"list of servers: [{listed}]")
+
+
+@pytest.mark.parametrize(("given", "said"), [
+    ("num_predict=-2", "-2 is a count of tokens to predict llama.cpp reads as -1 (any of 0 or less: until the context "
+                       "is full): give -1 for that, or 1 or more"),
+    ("num_predict=0", "0 is a count of tokens to predict llama.cpp reads as -1 (any of 0 or less: until the context "
+                      "is full): give -1 for that, or 1 or more"),
+    ("temperature=-1", "-1.0 is a temperature llama.cpp reads as any other below 0 (the model's own chances, top_k, "
+                       "top_p and min_p unread): give 0 or more")])
+def test_a_local_option_llama_cpp_reads_as_another_is_refused(tmp_path, given, said):
+    """Before: taken, each its own manifest (and cache key) of what llama.cpp asks alike."""
+    assert ended(dry_run_of(tmp_path, "runner=local", f"runner.options.{given}")) == refusal(
+        f"in 'config': runner.options.{given.partition('=')[0]}: {said}")
+
+
+def test_a_local_num_predict_of_no_limit_and_a_temperature_of_0_are_taken(tmp_path):
+    done = dry_run_of(tmp_path, "runner=local", "runner.options.num_predict=-1", "runner.options.temperature=0")
+    assert (done.returncode, done.stderr) == (0, "")

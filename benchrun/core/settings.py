@@ -27,7 +27,7 @@ from benchrun.core.filebytes import UNASKED, unasked_said
 from benchrun.core.goduration import keep_alive_problem
 from benchrun.core.layout import OUTPUTS, unusable_directory
 from benchrun.core.officialclient import ollama_address, one_model_named_twice
-from benchrun.core.optionbounds import BOUNDED, out_of_bounds
+from benchrun.core.optionbounds import BOUNDED, LOCAL_VALIDATORS, out_of_bounds
 from benchrun.core.seeds import a_seed, repeat_seeds_fit
 from benchrun.core.serverurls import DEFAULT_OLLAMA_HOST, DEFAULT_OPENAI_BASE_URL, servers
 from benchrun.core.settingsbase import Settings
@@ -83,7 +83,8 @@ def ollama_options() -> type[Options]:
 
 @cache
 def local_options() -> type[Options]:
-    return create_model("LocalOptions", __base__=Options, **{k: (t | None, None) for k, t in LOCAL_OPTIONS.items()})
+    return create_model("LocalOptions", __base__=Options, __validators__=LOCAL_VALIDATORS,
+                        **{k: (t | None, None) for k, t in LOCAL_OPTIONS.items()})
 
 
 MAX_MODELS = 10_000
