@@ -19,11 +19,18 @@ Fixed:
 5. runner=local's num_predict of 0 or below -1 (llama.cpp reads any of 0 or less alike, until the context is full:
    three manifests of one question) and a temperature below 0 (read alike: the model's own chances) refused
    (core.optionbounds.LOCAL, LOCAL_UNLIMITED, in place of Ollama's bounds for runner=local's options).
+6. A scorer's Decimal read as its float, as a Fraction is (compiler.scoring._plain): `Decimal('0.1')` was refused as
+   no "finite number of magnitude at most 1e+100", which it is; one that is no finite number said as given
+   (`Decimal('NaN')`, not `nan`).
 """
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 import pytest
+
+from benchrun.compiler.scoring import metrics
 
 from tests.helpers.benchfiles import write_bench
 from tests.helpers.commands import call_benchrun
@@ -101,3 +108,16 @@ def test_a_local_option_llama_cpp_reads_as_another_is_refused(tmp_path, given, s
 def test_a_local_num_predict_of_no_limit_and_a_temperature_of_0_are_taken(tmp_path):
     done = dry_run_of(tmp_path, "runner=local", "runner.options.num_predict=-1", "runner.options.temperature=0")
     assert (done.returncode, done.stderr) == (0, "")
+
+
+def test_a_scorers_decimal_is_read_as_its_float_as_a_fraction_is():
+    """Before: each refused, `must be a finite number of magnitude at most 1e+100, or a bool; got Decimal('0.1')`."""
+    assert [metrics("s", Decimal("0.1")), metrics("s", {"m": Decimal("-2.5")})] == [{"s": 0.1}, {"s.m": -2.5}]
+
+
+@pytest.mark.parametrize("given", ["NaN", "sNaN", "-Infinity", "1E+500"])
+def test_a_scorers_decimal_of_no_finite_number_is_refused_as_given(given):
+    with pytest.raises(TypeError) as raised:
+        metrics("s", Decimal(given))
+    assert str(raised.value) == ("scorer result s must be a finite number of magnitude at most 1e+100, or a bool; "
+                                 f"got Decimal('{given}')")
