@@ -31,7 +31,6 @@ from decimal import Decimal
 import pytest
 
 from benchrun.compiler.scoring import metrics
-
 from tests.helpers.benchfiles import write_bench
 from tests.helpers.commands import call_benchrun
 from tests.helpers.p30_input import TASK, ended, refusal
