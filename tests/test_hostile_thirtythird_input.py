@@ -22,6 +22,10 @@ Fixed:
 6. A scorer's Decimal read as its float, as a Fraction is (compiler.scoring._plain): `Decimal('0.1')` was refused as
    no "finite number of magnitude at most 1e+100", which it is; one that is no finite number said as given
    (`Decimal('NaN')`, not `nan`).
+7. A server's URL ending in a path of the API the runner adds itself (`$OPENAI_BASE_URL` of `.../v1/chat/completions`,
+   the endpoint copied from an API's documentation; `runner.host=http://h:11434/api`) refused naming the URL to give
+   (core.serverurls._no_endpoint, OPENAI_PATHS, OLLAMA_PATHS), where a dry run took it and a run failed its preflight
+   (`has no /models (404)`) once it had made its directory.
 """
 
 from __future__ import annotations
@@ -120,3 +124,19 @@ def test_a_scorers_decimal_of_no_finite_number_is_refused_as_given(given):
         metrics("s", Decimal(given))
     assert str(raised.value) == ("scorer result s must be a finite number of magnitude at most 1e+100, or a bool; "
                                  f"got Decimal('{given}')")
+
+
+@pytest.mark.parametrize(("args", "env", "key", "given", "asked", "root"), [
+    (("runner=openai", "runner.model=m"), {"OPENAI_BASE_URL": "http://127.0.0.1:9/v1/chat/completions"},
+     "runner.base_url (from $OPENAI_BASE_URL)", "http://127.0.0.1:9/v1/chat/completions",
+     "/v1/chat/completions/chat/completions", "http://127.0.0.1:9/v1"),
+    (("runner.host=[http://127.0.0.1:8,http://127.0.0.1:9/API/]",), {}, "runner.host", "http://127.0.0.1:9/API/",
+     "/API/api", "http://127.0.0.1:9")])
+def test_a_servers_url_ending_in_a_path_the_runner_adds_is_refused(tmp_path, args, env, key, given, asked, root):
+    """Before: taken by a dry run; a run made its directory, then failed its preflight (`has no /models (404)`)."""
+    write_bench(tmp_path, {"tasks.yml": TASK})
+    done = call_benchrun("task.path=bench", "dry_run=true", *args, cwd=tmp_path, env=env)
+    ended_in = "/chat/completions" if "completions" in given else "/api"
+    assert ended(done) == refusal(f"in 'config': {key}: '{given}' ends in {ended_in}, a path of the API that benchrun "
+                                  f"adds to the server's URL itself (each request would ask {asked}); give the URL "
+                                  f"without it: '{root}'")

@@ -29,7 +29,7 @@ from benchrun.core.layout import OUTPUTS, unusable_directory
 from benchrun.core.officialclient import ollama_address, one_model_named_twice
 from benchrun.core.optionbounds import BOUNDED, LOCAL_VALIDATORS, out_of_bounds
 from benchrun.core.seeds import a_seed, repeat_seeds_fit
-from benchrun.core.serverurls import DEFAULT_OLLAMA_HOST, DEFAULT_OPENAI_BASE_URL, servers
+from benchrun.core.serverurls import DEFAULT_OLLAMA_HOST, DEFAULT_OPENAI_BASE_URL, OLLAMA_PATHS, OPENAI_PATHS, servers
 from benchrun.core.settingsbase import Settings
 from benchrun.core.shards import Shard
 from benchrun.core.tasksettings import TaskConfig
@@ -190,7 +190,7 @@ class OllamaConfig(RunnerConfig):
     @field_validator("host")
     @classmethod
     def _as_ollama_reads_it(cls, host: str | list[str]) -> str | list[str]:
-        return servers(host, DEFAULT_OLLAMA_HOST, ollama_address)  # as its client reads $OLLAMA_HOST
+        return servers(host, DEFAULT_OLLAMA_HOST, ollama_address, OLLAMA_PATHS)  # as its client reads $OLLAMA_HOST
 
     @field_validator("model")
     @classmethod
@@ -242,7 +242,7 @@ class OpenAIConfig(RunnerConfig):
     @field_validator("base_url")
     @classmethod
     def _default_when_empty(cls, base_url: str | list[str]) -> str | list[str]:
-        return servers(base_url, DEFAULT_OPENAI_BASE_URL)
+        return servers(base_url, DEFAULT_OPENAI_BASE_URL, endpoints=OPENAI_PATHS)
 
 
 class LocalConfig(RunnerConfig):
