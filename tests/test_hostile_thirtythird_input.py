@@ -26,6 +26,10 @@ Fixed:
    the endpoint copied from an API's documentation; `runner.host=http://h:11434/api`) refused naming the URL to give
    (core.serverurls._no_endpoint, OPENAI_PATHS, OLLAMA_PATHS), where a dry run took it and a run failed its preflight
    (`has no /models (404)`) once it had made its directory.
+8. A benchmark file raising, as it is imported, an error whose str() raises (or gives no text) said in one line, as a
+   scorer's call says it (core.text.message_of, used by compiler.usercode.first_line and the scorer's process), where
+   it was a traceback, exit 1; an error whose first line heads the others (pydantic's SchemaError, `Error building
+   "model" validator:`) said with them, its reason (`regex parse error: ... unclosed group`) no longer cut off.
 """
 
 from __future__ import annotations
@@ -140,3 +144,20 @@ def test_a_servers_url_ending_in_a_path_the_runner_adds_is_refused(tmp_path, arg
     assert ended(done) == refusal(f"in 'config': {key}: '{given}' ends in {ended_in}, a path of the API that benchrun "
                                   f"adds to the server's URL itself (each request would ask {asked}); give the URL "
                                   f"without it: '{root}'")
+
+
+UNSAYABLE = "class E(Exception):\n    def __str__(self):\n        raise RuntimeError('no')\n\n\nraise E()\n"
+SCHEMA_ERROR = ("from pydantic import BaseModel, Field\n\n\nclass F(BaseModel):\n    answer: str = Field(pattern='(')\n")
+
+
+@pytest.mark.parametrize(("code", "said"), [
+    (UNSAYABLE, "E: (its message cannot be shown: str() raised RuntimeError) (line 6)"),
+    (SCHEMA_ERROR, 'SchemaError: Error building "model" validator: SchemaError: Error building "model-fields" '
+                   'validator: SchemaError: Field "answer": SchemaError: Error building "str" validator: SchemaError: '
+                   "regex parse error: ( ^ error: unclosed group (line 4)")])
+def test_an_error_a_benchmark_file_raises_as_it_is_imported_is_said_whole_in_one_line(tmp_path, code, said):
+    """Before: a traceback, exit 1 (str() raised inside the handler); `SchemaError: Error building "model" validator:
+    (line 4)`, the reason cut off."""
+    write_bench(tmp_path, {"tasks.yml": TASK, "custom_scorer.py": code})
+    done = call_benchrun("task.path=bench", "dry_run=true", cwd=tmp_path)
+    assert ended(done) == refusal(f"in 'custom_scorer.py': cannot import: {said}")
