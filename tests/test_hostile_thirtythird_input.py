@@ -30,6 +30,11 @@ Fixed:
    scorer's call says it (core.text.message_of, used by compiler.usercode.first_line and the scorer's process), where
    it was a traceback, exit 1; an error whose first line heads the others (pydantic's SchemaError, `Error building
    "model" validator:`) said with them, its reason (`regex parse error: ... unclosed group`) no longer cut off.
+9. A preset of the user's own folder (--config-dir, hydra.searchpath) holding a key YAML reads as no text (`null: 1`,
+   `5: 1`, `options: {1.5: 2}`) or a value of a tag JSON has none for (`!!binary`, `!!set`) refused naming its file,
+   line and column in the words of a benchmark's files (compose.userpresets._unreadable, core.yamlfile.key_said,
+   not_json_said), where `null: 1` was Hydra's bare `ConfigCompositionException`, `5: 1` said of no file, and
+   `model: !!binary aGVsbG8=` asked the model `hello`.
 """
 
 from __future__ import annotations
@@ -42,6 +47,7 @@ from benchrun.compiler.scoring import metrics
 from tests.helpers.benchfiles import write_bench
 from tests.helpers.commands import call_benchrun
 from tests.helpers.p30_input import TASK, ended, refusal
+from tests.helpers.p31_input import preset_run
 from tests.helpers.p33_input import dry_run_of
 
 
@@ -161,3 +167,18 @@ def test_an_error_a_benchmark_file_raises_as_it_is_imported_is_said_whole_in_one
     write_bench(tmp_path, {"tasks.yml": TASK, "custom_scorer.py": code})
     done = call_benchrun("task.path=bench", "dry_run=true", cwd=tmp_path)
     assert ended(done) == refusal(f"in 'custom_scorer.py': cannot import: {said}")
+
+
+@pytest.mark.parametrize(("written", "line", "said"), [
+    ("null: 1", "5, column 1", "the key null is read by YAML as null, not as a name; quote it ('null')"),
+    ("options:\n  1.5: 2", "6, column 3", "the key 1.5 is read by YAML as the float 1.5, not as a name; quote it "
+                                          "('1.5')"),
+    ("keep_alive: !!binary NW0=", "5, column 13", "a value tagged !!binary is read by YAML as bytes, which a "
+                                                  "benchmark's or a runner's value cannot be: write it as text, a "
+                                                  "number, a list or a mapping")])
+def test_a_preset_of_a_key_of_no_text_or_a_value_of_no_json_is_refused_as_a_benchmarks_file_is(tmp_path, written, line,
+                                                                                               said):
+    """Before: `benchrun: error: ConfigCompositionException`; `in 'config': runner.options[1.5]: ...`; the base64
+    text decoded and taken (keep_alive `5m`)."""
+    done = preset_run(tmp_path, f"defaults:\n  - ollama\n  - _self_\nmodel: m\n{written}\n".encode())
+    assert ended(done) == refusal(f"in '{tmp_path / 'conf' / 'runner' / 'mine.yaml'}': line {line}: {said}")
