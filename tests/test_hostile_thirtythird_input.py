@@ -35,6 +35,9 @@ Fixed:
    line and column in the words of a benchmark's files (compose.userpresets._unreadable, core.yamlfile.key_said,
    not_json_said), where `null: 1` was Hydra's bare `ConfigCompositionException`, `5: 1` said of no file, and
    `model: !!binary aGVsbG8=` asked the model `hello`.
+10. A task file's value of a key that takes one value alone (a folder task's info.yml `reference: ['1']`, where only
+    `calculated` is) said with what was given and why (compiler.schemas.describe, jsonschema's `const`), not
+    jsonschema's `'calculated' was expected`.
 """
 
 from __future__ import annotations
@@ -182,3 +185,13 @@ def test_a_preset_of_a_key_of_no_text_or_a_value_of_no_json_is_refused_as_a_benc
     text decoded and taken (keep_alive `5m`)."""
     done = preset_run(tmp_path, f"defaults:\n  - ollama\n  - _self_\nmodel: m\n{written}\n".encode())
     assert ended(done) == refusal(f"in '{tmp_path / 'conf' / 'runner' / 'mine.yaml'}': line {line}: {said}")
+
+
+def test_a_value_where_one_value_alone_is_taken_is_said_with_what_was_given_and_why(tmp_path):
+    """Before: `reference: 'calculated' was expected`."""
+    write_bench(tmp_path, {"tasks/t/template.txt": "say {a}\n", "tasks/t/values.csv": "a,reference\n1,1\n",
+                           "tasks/t/info.yml": "reference: ['1']\n"})
+    done = call_benchrun("task.path=bench", "dry_run=true", cwd=tmp_path)
+    assert ended(done) == refusal("in 'tasks/t/info.yml': task 't': reference: [\"1\"] is not valid here: only "
+                                  "\"calculated\" is (calculated: the scorer gets the sample's values; a reference "
+                                  "column in values.csv is then not allowed)")
