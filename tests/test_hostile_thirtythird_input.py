@@ -33,8 +33,9 @@ Fixed:
 9. A preset of the user's own folder (--config-dir, hydra.searchpath) holding a key YAML reads as no text (`null: 1`,
    `5: 1`, `options: {1.5: 2}`) or a value of a tag JSON has none for (`!!binary`, `!!set`) refused naming its file,
    line and column in the words of a benchmark's files (compose.userpresets._unreadable, core.yamlfile.key_said,
-   not_json_said), where `null: 1` was Hydra's bare `ConfigCompositionException`, `5: 1` said of no file, and
-   `model: !!binary aGVsbG8=` asked the model `hello`.
+   not_json_said), and a value YAML 1.1 reads as other than it looks (`timeout_s: 1:30`, `yes`, `010`:
+   core.yamlfile.read_otherwise), where `null: 1` was Hydra's bare `ConfigCompositionException`, `5: 1` said of no
+   file, `model: !!binary aGVsbG8=` asked the model `hello`, and `timeout_s: 1:30` was 90 seconds.
 10. A task file's value of a key that takes one value alone (a folder task's info.yml `reference: ['1']`, where only
     `calculated` is) said with what was given and why (compiler.schemas.describe, jsonschema's `const`), not
     jsonschema's `'calculated' was expected`.
@@ -178,11 +179,13 @@ def test_an_error_a_benchmark_file_raises_as_it_is_imported_is_said_whole_in_one
                                           "('1.5')"),
     ("keep_alive: !!binary NW0=", "5, column 13", "a value tagged !!binary is read by YAML as bytes, which a "
                                                   "benchmark's or a runner's value cannot be: write it as text, a "
-                                                  "number, a list or a mapping")])
+                                                  "number, a list or a mapping"),
+    ("timeout_s: 1:30", "5, column 12", "1:30 is read by YAML as the int 90, not as written; quote it ('1:30') to keep "
+                                        "it as text, or write 90")])
 def test_a_preset_of_a_key_of_no_text_or_a_value_of_no_json_is_refused_as_a_benchmarks_file_is(tmp_path, written, line,
                                                                                                said):
     """Before: `benchrun: error: ConfigCompositionException`; `in 'config': runner.options[1.5]: ...`; the base64
-    text decoded and taken (keep_alive `5m`)."""
+    text decoded and taken (keep_alive `5m`); 1:30 taken as 90."""
     done = preset_run(tmp_path, f"defaults:\n  - ollama\n  - _self_\nmodel: m\n{written}\n".encode())
     assert ended(done) == refusal(f"in '{tmp_path / 'conf' / 'runner' / 'mine.yaml'}': line {line}: {said}")
 

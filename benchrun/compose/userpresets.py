@@ -15,7 +15,7 @@ from benchrun.core.errors import ConfigError
 from benchrun.core.filebytes import read_bounded
 from benchrun.core.keys import override_key
 from benchrun.core.resources import PRIMARY_CONFIG, conf_dir
-from benchrun.core.yamlfile import MERGE, NOT_JSON, key_said, not_json_said, position
+from benchrun.core.yamlfile import MERGE, NOT_JSON, key_said, not_json_said, position, read_otherwise
 
 MAX_PRESET_VALUES = 100_000
 """The most values a preset's YAML may expand to, its aliases written out: far more than any config holds (benchrun's
@@ -126,6 +126,8 @@ def _unreadable(top: yaml.Node) -> str | None:
             stack += node.value
         elif node.tag.rpartition(":")[2] in NOT_JSON and not node.tag.endswith(":timestamp"):
             return f"{position(node.start_mark)}: {not_json_said(node)}"
+        elif isinstance(node, yaml.ScalarNode) and node.style is None and (why := read_otherwise(node)):
+            return f"{position(node.start_mark)}: {why}"
     return None
 
 

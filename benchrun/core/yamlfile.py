@@ -77,9 +77,22 @@ _DECIMAL = re.compile(r"[-+]?(0|[1-9][0-9]*)")
 def _as_written(node: yaml.ScalarNode, value: Any) -> None:
     """Refuse a scalar YAML 1.1 reads as other than it looks (`1:30` is 90, `010` is 8, `yes` is true): a reader of
     the file sees the word, a prompt, a reference or a sample's id would hold the value."""
+    raise _Refused(node.start_mark, _written_otherwise(node.value, value))
+
+
+def _written_otherwise(written: str, value: Any) -> str:
     shown = str(value).lower() if isinstance(value, bool) else repr(value)
-    raise _Refused(node.start_mark, f"{node.value} is read by YAML as the {type(value).__name__} {shown}, not as "
-                                    f"written; quote it ('{node.value}') to keep it as text, or write {shown}")
+    return (f"{written} is read by YAML as the {type(value).__name__} {shown}, not as written; quote it ('{written}') "
+            f"to keep it as text, or write {shown}")
+
+
+def read_otherwise(node: yaml.ScalarNode) -> str | None:
+    """Why a plain scalar of a composed file that YAML 1.1 reads as other than it looks (`_bounded_int`, `_float`,
+    `_bool`) is refused; None for one read as written."""
+    kind = node.tag.rpartition(":")[2]
+    plain = (kind == "int" and not _DECIMAL.fullmatch(node.value)) or (kind == "float" and any(
+        mark in node.value for mark in "_:")) or (kind == "bool" and node.value.lower() not in ("true", "false"))
+    return _written_otherwise(node.value, yaml.safe_load(node.value)) if plain else None
 
 
 def _bool(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> bool:
