@@ -39,6 +39,9 @@ Fixed:
 10. A task file's value of a key that takes one value alone (a folder task's info.yml `reference: ['1']`, where only
     `calculated` is) said with what was given and why (compiler.schemas.describe, jsonschema's `const`), not
     jsonschema's `'calculated' was expected`.
+11. A look-alike letter right after a dot in an override's key (`task.оnly`, a Cyrillic о) said as that letter, not as
+    the dot before it (cli._unquoted_character: Hydra's lexer marks where the token it could not read starts; the
+    character said is the first from there its grammar takes only in quotes).
 """
 
 from __future__ import annotations
@@ -198,3 +201,11 @@ def test_a_value_where_one_value_alone_is_taken_is_said_with_what_was_given_and_
     assert ended(done) == refusal("in 'tasks/t/info.yml': task 't': reference: [\"1\"] is not valid here: only "
                                   "\"calculated\" is (calculated: the scorer gets the sample's values; a reference "
                                   "column in values.csv is then not allowed)")
+
+
+def test_a_look_alike_letter_after_a_dot_in_a_key_is_said_as_itself(tmp_path):
+    """Before: `Hydra's override grammar takes '.' (character 5) in no key`, a character every key holds."""
+    done = dry_run_of(tmp_path, "task.\u043enly=[t]")
+    assert ended(done) == refusal("the override 'task.\u043enly=[t]': Hydra's override grammar takes '\u043e' "
+                                  "(character 6) in no key, and no key of the config holds it: keys are written in "
+                                  "ASCII (runner.model, task.path)")
