@@ -42,6 +42,9 @@ Fixed:
 11. A look-alike letter right after a dot in an override's key (`task.оnly`, a Cyrillic о) said as that letter, not as
     the dot before it (cli._unquoted_character: Hydra's lexer marks where the token it could not read starts; the
     character said is the first from there its grammar takes only in quotes).
+12. An override of a key under a section the config does not take (`Task.path=x`, `runer.model=x`,
+    `runner.optons.x=1`) said as that section unknown, with the nearest taken there (compose.commandline
+    ._section_unknown), as `+runer.model=x` is, not in Hydra's words advising `+Task.path=x`, refused in turn.
 """
 
 from __future__ import annotations
@@ -209,3 +212,12 @@ def test_a_look_alike_letter_after_a_dot_in_a_key_is_said_as_itself(tmp_path):
     assert ended(done) == refusal("the override 'task.\u043enly=[t]': Hydra's override grammar takes '\u043e' "
                                   "(character 6) in no key, and no key of the config holds it: keys are written in "
                                   "ASCII (runner.model, task.path)")
+
+
+@pytest.mark.parametrize(("given", "key", "unknown", "meant"), [
+    ("Task.path=x", "Task", "Task", "task"), ("runer.model=x", "runer", "runer", "runner"),
+    ("runner.optons.num_ctx=1", "runner.optons", "optons", "options")])
+def test_an_override_under_a_section_the_config_does_not_take_names_the_section(tmp_path, given, key, unknown, meant):
+    """Before: Hydra's `Could not override 'Task.path'. To append to your config use +Task.path=x`."""
+    assert ended(dry_run_of(tmp_path, given)) == refusal(
+        f"in 'config': {key}: unknown key '{unknown}' (did you mean '{meant}'?)")
