@@ -43,8 +43,9 @@ Fixed:
     the dot before it (cli._unquoted_character: Hydra's lexer marks where the token it could not read starts; the
     character said is the first from there its grammar takes only in quotes).
 12. An override of a key under a section the config does not take (`Task.path=x`, `runer.model=x`,
-    `runner.optons.x=1`) said as that section unknown, with the nearest taken there (compose.commandline
-    ._section_unknown), as `+runer.model=x` is, not in Hydra's words advising `+Task.path=x`, refused in turn.
+    `runner.optons.x=1`, or deleted: `~runer.model`) said as that section unknown, with the nearest taken there
+    (compose.commandline._section_unknown), as `+runer.model=x` is, not in Hydra's words advising `+Task.path=x`,
+    refused in turn.
 """
 
 from __future__ import annotations
@@ -216,8 +217,9 @@ def test_a_look_alike_letter_after_a_dot_in_a_key_is_said_as_itself(tmp_path):
 
 @pytest.mark.parametrize(("given", "key", "unknown", "meant"), [
     ("Task.path=x", "Task", "Task", "task"), ("runer.model=x", "runer", "runer", "runner"),
-    ("runner.optons.num_ctx=1", "runner.optons", "optons", "options")])
+    ("runner.optons.num_ctx=1", "runner.optons", "optons", "options"), ("~runer.model", "runer", "runer", "runner")])
 def test_an_override_under_a_section_the_config_does_not_take_names_the_section(tmp_path, given, key, unknown, meant):
-    """Before: Hydra's `Could not override 'Task.path'. To append to your config use +Task.path=x`."""
+    """Before: Hydra's `Could not override 'Task.path'. To append to your config use +Task.path=x`; `Could not delete
+    from config. 'runer.model' does not exist.`"""
     assert ended(dry_run_of(tmp_path, given)) == refusal(
         f"in 'config': {key}: unknown key '{unknown}' (did you mean '{meant}'?)")

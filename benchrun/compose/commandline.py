@@ -184,8 +184,8 @@ def not_held(err: Exception) -> str | None:
     cause, said = err.__cause__, str(err)
     if said.startswith(NOT_DELETED[0]) and said.endswith(NOT_DELETED[1]):
         key = said[len(NOT_DELETED[0]):-len(NOT_DELETED[1])]
-        return _said(key, keys_taken(key.split(".")[:-1]), [], "the config holds no value of it, so the override "
-                                                                  "deletes nothing; leave it out")
+        return _section_unknown(key.split(".")) or _said(key, keys_taken(key.split(".")[:-1]), [], (
+            "the config holds no value of it, so the override deletes nothing; leave it out"))
     if not isinstance(cause, (ConfigAttributeError, ConfigKeyError)) or not said.startswith(NOT_HELD):
         return None
     key = said[len(NOT_HELD):].split("'", 1)[0]
