@@ -37,6 +37,10 @@ def run(config: Any, run_dir: Path, overrides: Sequence[str] = (), cwd: Path | N
         refuse_replaced(config, overrides, cwd)
         if sweep is not None:
             one_model_a_job(cfg, config.get("runner_file"))
+        if not cfg.get("dry_run"):  # a run's cache, before the run claims its directory
+            from benchrun.execute.cache import checked_place  # loaded only to write a run (see below)
+
+            checked_place(cfg, cwd)
     except ConfigError as err:  # nothing will run: a single run leaves nothing, a sweep's job the record of it
         forget_hydra_copies(run_dir, secret=isinstance(err, SecretInConfig), keep=sweep is not None)
         if sweep is not None:

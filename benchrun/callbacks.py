@@ -11,7 +11,6 @@ import resource
 import sys
 import tempfile
 import threading
-from collections import Counter
 from pathlib import Path
 from typing import Any, Callable
 
@@ -25,9 +24,8 @@ from benchrun.archive.dirlock import own_file
 from benchrun.archive.sweep import write_sweep_summary
 from benchrun.archive.sweepsources import changed_source
 from benchrun.compiler.tasksdir import bench_around, tasks_around
-from benchrun.compose import hydragiven, hydranames, lokykeys, slurmoptions, slurmqueue, sweepsize, takeback
+from benchrun.compose import hydragiven, hydranames, lokykeys, slurmoptions, slurmqueue, sweepsize, sweptonce, takeback
 from benchrun.compose.config import DRY_RUN_DIRS, checked_directory, stood_for
-from benchrun.compose.labels import label
 from benchrun.compose.lokykeys import JOBLIB_LAUNCHER
 from benchrun.console import output
 from benchrun.core.errors import EXIT, ArchiveError, BenchrunError, ConfigError, WriteFailed, making_said, os_error_line
@@ -109,7 +107,7 @@ class RunDirCheck(Callback):
         if config.get("dry_run"):  # Hydra's copies (multirun.yaml, each job's .hydra) go where hydra.sweep.dir says
             _check_sweep_dir(Path(config.hydra.sweep.dir))
             _check_subdir(config, jobs)
-            _check_swept_once(swept, config)
+            sweptonce.refuse_swept_twice(swept, config)
             _check_slurm(config, launcher, jobs)
             would_be = Path(stood_for(config.hydra.sweep.dir))  # what its own directory stands in for, as launched
             if launcher.endswith(".SlurmLauncher") and (why := slurmoptions.patterned(would_be)):
@@ -123,7 +121,7 @@ class RunDirCheck(Callback):
             _refuse(why)
         _check_sweep_dir(sweep_dir)
         _check_subdir(config, jobs)
-        _check_swept_once(swept, config)
+        sweptonce.refuse_swept_twice(swept, config)
         _check_slurm(config, launcher, jobs)
         _check_outside_tasks(config, "hydra.sweep.dir", sweep_dir, swept)
         top = takeback.first_made(sweep_dir)
@@ -313,29 +311,6 @@ def _check_inside(config: DictConfig) -> None:
     run's own (`hydranames.inside_refusal`)."""
     if why := hydranames.inside_refusal(config.hydra):
         _refuse(why)
-
-
-def _check_swept_once(swept: list[Override], config: DictConfig) -> None:
-    """Refuse a sweep that lists one value twice (`runner.model=llama3.2,llama3.2`): two jobs of one label, which
-    the sweep's table, its report and its exports could not tell apart (a list of models is refused alike); and one
-    of the models an Ollama runner asks (the model under test's, the judge's) that lists one by two names
-    (`llama3.2,llama3.2:latest`)."""
-    runner_types = {"runner.model": OmegaConf.select(config, "runner.type", default=None),
-                    "judge.model": OmegaConf.select(config, "judge.runner", default=None)}
-    for override in swept:
-        listed = sweepsize.job_values(override)
-        counted = Counter(sweepsize.same(value) for _, value in listed)
-        if twice := next((text for text, value in listed if counted[sweepsize.same(value)] > 1), None):
-            _refuse(f"in 'config': {override.key_or_group}: the sweep lists {twice!r} twice, so two of its jobs "
-                    "would have one label; list each value once (repeats=k asks every sample k times in one run)")
-        if why := sweepsize.one_model_swept_twice(override, runner_types.get(override.key_or_group)):
-            _refuse(why)
-        named: dict[str, str] = {}
-        for text, value in listed:  # two paths of one last part (v1/mmlu, v2/mmlu): one label, told apart by nothing
-            if (other := named.setdefault(label({override.key_or_group: value}, None), text)) != text:
-                _refuse(f"in 'config': {override.key_or_group}: the sweep lists {other!r} and {text!r}, whose jobs "
-                        f"would both be labelled {Path(str(value)).name!r} (a path by its last part), which the sweep's "
-                        "table, its report and its exports could not tell apart; list each once, under a name of its own")
 
 
 def _refuse(message: str) -> None:

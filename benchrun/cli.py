@@ -246,7 +246,9 @@ def _unquoted_character(err: OverrideParseException) -> str | None:
     prefix, lines = "LexerNoViableAltException: ", err.message.splitlines()
     if len(lines) < 2 or not lines[0].startswith(prefix) or "^" not in lines[1]:
         return None
-    at = lines[1].index("^") - len(prefix)
+    caret = lines[1].index("^") - len(prefix)  # where the token it could not read starts: `.` of `task.оnly`
+    at = next((index for index, char in enumerate(err.override)  # the character it could not read
+               if index >= caret and (not char.isascii() or UNASKED.match(char))), caret)
     if not 0 <= at < len(err.override):
         return None
     if UNASKED.match(err.override[at]):  # quoted, it is taken by the grammar and refused as a text's

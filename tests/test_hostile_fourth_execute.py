@@ -135,8 +135,8 @@ SHAPES = {  # runner, the answer to a = 3 -> what is recorded: (its text, counts
     ("openai", "a message that is a string"): (wire(chat_completion(message="hi")), {
         "type": "APIError", "message": "not a chat completion: choices[0].message is a string, not an object"}),
     ("ollama", "content a number"): (wire(ANSWER.replace(b'"{\\"answer\\": 21}"', b"5")), {
-        "type": "ValidationError", "message": "not Ollama's chat answer: message.content: Input should be a "
-                                              "valid string (a number was given)"}),
+        "type": "ValidationError", "message": "not Ollama's chat answer: message.content: 5 is a number, "
+                                              "where text is taken"}),
     ("ollama", "a list"): (wire(b"[1, 2]"), {
         "type": "TypeError", "message": "not Ollama's chat answer: the answer is a list, not a JSON object"}),
 }

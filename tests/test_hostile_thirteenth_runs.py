@@ -56,7 +56,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from benchrun import callbacks
+from benchrun.compose import sweptonce
 from benchrun.core.errors import EXIT
 from benchrun.core.resources import conf_dir
 from benchrun.testing.lab import half_right
@@ -154,7 +154,7 @@ def test_a_sweep_directory_taken_by_another_sweep_as_this_one_starts_is_refused(
         sweep_dir.mkdir()
         (sweep_dir / "multirun.yaml").write_text("the other sweep's\n")
 
-    monkeypatch.setattr(callbacks, "_check_swept_once", other_sweep_starts)
+    monkeypatch.setattr(sweptonce, "refuse_swept_twice", other_sweep_starts)
     assert sweep_into(sweep_dir) == refused(
         sweep_dir, "was taken by another sweep as this one started (the same sweep started twice?)",
         b"the other sweep's\n")

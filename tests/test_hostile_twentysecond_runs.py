@@ -118,8 +118,8 @@ def test_benchrun_version_says_benchruns_version_not_hydras(tmp_path, flags):
      "as a number); quote it as written, e.g. outputs='2024'"),
     ("runner_file=true", "runner_file: Input should be a valid string, not true (Hydra's overrides and YAML read it "
      "unquoted as a boolean); quote it as written, e.g. runner_file='true'"),
-    ("task.path=[a,b]", "task.path: Input should be a valid string"),
-    ("runner_file=[a,b]", "runner_file: Input should be a valid string"),
+    ("task.path=[a,b]", "task.path: a list, where text is taken"),
+    ("runner_file=[a,b]", "runner_file: a list, where text is taken"),
 ])
 @pytest.mark.parametrize("dry", [[], ["dry_run=true"]])
 def test_a_path_hydra_reads_as_no_text_is_said_of_its_key(tmp_path, given, said, dry):

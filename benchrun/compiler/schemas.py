@@ -83,6 +83,9 @@ def describe(err: ValidationError) -> str:
         return f"{' and '.join(given)} are both given; give one" if given else f"give {' or '.join(keys)}"
     if err.validator == "oneOf":
         return f"{_show(err.instance)} is not valid here ({_expected(err.schema)})"
+    if err.validator == "const":  # jsonschema's `'calculated' was expected`, what was given and why unsaid
+        why = _expected(err.schema).rstrip(".")
+        return f"{_show(err.instance)} is not valid here: only {_show(err.validator_value)} is ({why})"
     if err.validator == "uniqueItems":
         twice = next(item for index, item in enumerate(err.instance) if item in err.instance[:index])
         return f"{_show(twice)} is listed twice; list each once"

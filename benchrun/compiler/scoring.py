@@ -349,17 +349,20 @@ def _metric(name: str, value: Any) -> Metric:
     if number is not None and in_bounds(number):
         return number
     raise TypeError(f"scorer result {name} must be a finite number of magnitude at most {MAX_METRIC:g}, or a bool; "
-                    f"got {_shown(value if number is None else number)}")
+                    f"got {_shown(value if number is None or isinstance(value, Decimal) else number)}")
 
 
 def _plain(value: Any) -> int | float | None:
     """`value` as Python's own int or float, read through those types' own methods (a subclass's `__float__`,
     `__abs__` or `__repr__` has no say: `class Odd(int)` of 10**400 whose `__abs__` gives 0 passed the bound and
-    reached scores.jsonl whole), a Real other than those as its float; None for what is no real number."""
+    reached scores.jsonl whole), a Real other than those (a Decimal too) as its float; None for what is no real
+    number."""
     if isinstance(value, int):
         return int.__int__(value)
     if isinstance(value, float):
         return float.__float__(value)
+    if isinstance(value, Decimal):  # a real number that `numbers` does not register as Real
+        return float("nan") if Decimal.is_nan(value) else Decimal.__float__(value)
     return float(value) if isinstance(value, Real) else None
 
 

@@ -42,6 +42,7 @@ from benchrun.core.interrupts import INTERRUPTS
 from benchrun.core.scratch import remove_scratch, scratch_folder
 from benchrun.core.secrets import SECRETS
 from benchrun.core.stdfds import Printed, input_from_nothing, output_fds_into
+from benchrun.core.text import message_of, one_line
 
 LOG = logging.getLogger("benchrun.compiler.usercode")
 IMPORT_TIMEOUT_S = 60
@@ -367,9 +368,12 @@ def _end_group(pgid: int) -> bool:
 
 
 def first_line(err: BaseException) -> str:
-    """The first sentence of an error's message (pydantic's run to five lines), user modules by their file's name."""
-    line = (str(err).strip().splitlines() or [type(err).__name__])[0]
-    return _INTERNAL_NAME.sub("", line.split(". ", 1)[0])
+    """The first sentence of an error's message (pydantic's run to five lines), user modules by their file's name; a
+    first line that ends in a colon with the lines it heads, as one line (pydantic's SchemaError: `Error building
+    "model" validator:`, its reason on the last of them); one whose str() raises said so (`message_of`)."""
+    lines = message_of(err).strip().splitlines() or [type(err).__name__]
+    line = one_line(" ".join(lines)) if lines[0].endswith(":") else lines[0].split(". ", 1)[0]
+    return _INTERNAL_NAME.sub("", line)
 
 
 def _line(err: Exception, path: Path) -> str:

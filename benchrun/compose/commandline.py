@@ -204,15 +204,30 @@ def not_held(err: Exception) -> str | None:
     cause, said = err.__cause__, str(err)
     if said.startswith(NOT_DELETED[0]) and said.endswith(NOT_DELETED[1]):
         key = said[len(NOT_DELETED[0]):-len(NOT_DELETED[1])]
-        return _said(key, keys_taken(key.split(".")[:-1]), [], "the config holds no value of it, so the override "
-                                                                  "deletes nothing; leave it out")
+        return _section_unknown(key.split(".")) or _said(key, keys_taken(key.split(".")[:-1]), [], (
+            "the config holds no value of it, so the override deletes nothing; leave it out"))
     if not isinstance(cause, (ConfigAttributeError, ConfigKeyError)) or not said.startswith(NOT_HELD):
         return None
     key = said[len(NOT_HELD):].split("'", 1)[0]
     held = list(cause.parent_node or ()) if isinstance(cause.parent_node, Mapping) else []
     taken = keys_taken(key.split(".")[:-1], cause.parent_node.get("type") if held else None)
+    if taken is None and (unknown := _section_unknown(key.split("."))) is not None:
+        return unknown
     return _said(key, taken, held, "the config holds no value of it to override; add it with a '+': "
                                    f"{said.split(' use ', 1)[1]}")
+
+
+def _section_unknown(parts: list[str]) -> str | None:
+    """An override's key under a section the config does not take (`runer.model=x`, `Task.path=x`: Hydra's advice
+    was to add it with a '+', which is refused in turn), said at that section with the nearest the config takes
+    there, as `+runer.model=x` is; None for a key of Hydra's own section, or one whose every section is taken."""
+    for depth in range(len(parts) - 1):
+        taken = keys_taken(parts[:depth]) if parts[0] != "hydra" else None
+        if taken is None:
+            return None
+        if parts[depth] not in taken:
+            return str(ConfigError(unknown_key(parts[depth], taken), file="config", key=".".join(parts[:depth + 1])))
+    return None
 
 
 def _said(key: str, taken: list[str] | None, held: list[str], unset: str) -> str | None:

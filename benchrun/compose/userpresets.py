@@ -15,6 +15,7 @@ from benchrun.core.errors import ConfigError
 from benchrun.core.filebytes import read_bounded
 from benchrun.core.keys import override_key
 from benchrun.core.resources import PRIMARY_CONFIG, conf_dir
+from benchrun.core.yamlfile import MERGE, NOT_JSON, key_said, not_json_said, position, read_otherwise
 
 MAX_PRESET_VALUES = 100_000
 """The most values a preset's YAML may expand to, its aliases written out: far more than any config holds (benchrun's
@@ -98,6 +99,35 @@ def _unpresetlike(node: yaml.Node | None) -> str | None:
     if _count(node, {}) > MAX_PRESET_VALUES:
         return (f"its YAML aliases expand to more than {MAX_PRESET_VALUES:,} values, more than a preset holds, which "
                 "Hydra would build one by one for minutes; write the values out, or use fewer aliases")
+    return _unreadable(node)
+
+
+OMEGACONF_TEXT = ("tag:yaml.org,2002:str", "tag:yaml.org,2002:timestamp")
+"""The tags of keys OmegaConf takes: text, and a date, which its loader reads as the text written."""
+
+
+def _unreadable(top: yaml.Node) -> str | None:
+    """Why a preset holds what a benchmark's or a runner file's YAML may not, as `core.yamlfile` says it, with its line
+    and column: a key YAML reads as no text (`null: 1` was Hydra's bare `ConfigCompositionException`, `5: 1` said of
+    no file), or a value of a tag JSON has no value of (`!!binary`, read as the text it encodes); None for none."""
+    stack, seen = [top], set()
+    while stack:
+        if id(node := stack.pop()) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, yaml.MappingNode):
+            for key, value in node.value:
+                if not isinstance(key, yaml.ScalarNode):
+                    return f"{position(key.start_mark)}: a list or mapping as a key: a key is a name"
+                if key.tag not in OMEGACONF_TEXT and key.tag != MERGE:
+                    return f"{position(key.start_mark)}: {key_said(key.value, yaml.safe_load(key.value))}"
+                stack.append(value)
+        elif isinstance(node, yaml.SequenceNode):
+            stack += node.value
+        elif node.tag.rpartition(":")[2] in NOT_JSON and not node.tag.endswith(":timestamp"):
+            return f"{position(node.start_mark)}: {not_json_said(node)}"
+        elif isinstance(node, yaml.ScalarNode) and node.style is None and (why := read_otherwise(node)):
+            return f"{position(node.start_mark)}: {why}"
     return None
 
 

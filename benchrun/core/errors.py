@@ -21,12 +21,13 @@ An OSError becomes one line naming its path here too: `writing` and `reading` wh
 from __future__ import annotations
 
 import errno
+import math
 import os
 import resource
 from contextlib import contextmanager
 from typing import Any, Iterator, Mapping
 
-from benchrun.core.text import LINE_CHARS, one_line, undecoded
+from benchrun.core.text import LINE_CHARS, counted, one_line, undecoded
 
 EXIT = {"ok": 0, "sweep_failed": 1, "not_intact": 1, "usage": 2, "runner": 3, "archive": 4, "interrupted": 130}
 """Every exit code benchrun and benchrun-audit use."""
@@ -115,10 +116,16 @@ class RunInterrupted(KeyboardInterrupt):
     exit_code = EXIT["interrupted"]
 
 
-TAKEN = {"list_type": "a list"}
+TAKEN = {"list_type": "a list", "string_type": "text", "int_type": "a whole number", "float_type": "a number",
+         "bool_type": "a boolean"}
 """The problems of a value of another kind than its key takes, said with what was given (pydantic's `Input should be
-a valid list` did not say that `task.only=t` gave one text). A mapping's (`Input should be an object`) stays pydantic's,
-as the archive's readers say it of run.json and the manifest alike (dict_type and model_type)."""
+a valid list` did not say that `task.only=t` gave one text, nor `Input should be a valid string` that
+`judge.model=[a,b]` gave a list). A mapping's (`Input should be an object`) stays pydantic's, as the archive's readers
+say it of run.json and the manifest alike (dict_type and model_type)."""
+
+SIZED = {"too_short": "at least", "too_long": "at most"}
+"""The problems of a list (or a mapping) of too few or too many items, said with how many were given and taken
+(pydantic's `List should have at least 1 item after validation, not 0`)."""
 
 
 INSTANCES_TAKEN = {"Sequence": "a list", "Mapping": "a mapping"}
@@ -130,6 +137,8 @@ def problem_said(problem: Mapping[str, Any]) -> str:
     """pydantic's message of one validation problem, without the `Value error, ` it puts before a validator's own; a
     value of another kind (TAKEN, INSTANCES_TAKEN) said with the kind given."""
     taken = TAKEN.get(problem["type"])
+    if problem["type"] in SIZED:
+        return _sized(problem)
     if problem["type"] == "is_instance_of":
         taken = INSTANCES_TAKEN.get(str(problem.get("ctx", {}).get("class")))
     if taken is None:
@@ -137,12 +146,24 @@ def problem_said(problem: Mapping[str, Any]) -> str:
     return f"{_kind_given(problem['input'])}, where {taken} is taken"
 
 
+def _sized(problem: Mapping[str, Any]) -> str:
+    """A list's (a mapping's) problem of too few or too many items, in benchrun's words."""
+    context = problem.get("ctx", {})
+    kind = "mapping" if isinstance(problem["input"], Mapping) else "list"
+    given, bound = context.get("actual_length"), context.get("min_length", context.get("max_length"))
+    if not isinstance(given, int) or not isinstance(bound, int):
+        return str(problem["msg"])
+    said = f"an empty {kind}" if given == 0 else f"a {kind} of {counted(given, 'item')}"
+    return f"{said}, where one of {SIZED[problem['type']]} {counted(bound, 'item')} is taken"
+
+
 def _kind_given(value: Any) -> str:
     """`'t' is text`, `5 is a number`, `a mapping`: a value of a config or a record by its kind, a short one shown."""
     kinds = ((str, "text"), (bool, "a boolean"), ((int, float), "a number"), (Mapping, "a mapping"), (list, "a list"))
     kind = next((said for types, said in kinds if isinstance(value, types)), "null" if value is None else "a value")
     shown = str(value).lower() if isinstance(value, bool) else repr(value)
-    return f"{shown} is {kind}" if isinstance(value, (str, int, float)) and len(shown) <= 40 else kind
+    finite = not isinstance(value, float) or math.isfinite(value)  # inf: a number past a float's, not infinity
+    return f"{shown} is {kind}" if isinstance(value, (str, int, float)) and finite and len(shown) <= 40 else kind
 
 
 def problem_line(problem: Mapping[str, Any], what: str | None = None) -> str:

@@ -22,21 +22,33 @@ def http_url(address: str) -> str:
     return (address if "://" in address else f"http://{address}").rstrip("/")
 
 
-def servers(value: str | list[str], default: str, read: Callable[[str], str] = str.strip) -> str | list[str]:
+OLLAMA_PATHS = ("/api/chat", "/api/generate", "/api/tags", "/api")
+"""The paths of Ollama's API its client adds to runner.host (`/api/chat`), which a host given with one asks twice."""
+OPENAI_PATHS = ("/chat/completions", "/completions", "/models")
+"""The paths of the OpenAI API the runner adds to runner.base_url (the API's root), which a base URL ending in one (the
+endpoint copied from an API's documentation) asks twice: `/v1/chat/completions/chat/completions`."""
+
+
+def servers(value: str | list[str], default: str, read: Callable[[str], str] = str.strip,
+            endpoints: tuple[str, ...] = ()) -> str | list[str]:
     """A server key's value (`host`, `base_url`): one address (empty: `default`), or a list of different servers'
-    URLs, each well formed (ValueError naming the fault), each as `read` reads it."""
+    URLs, each well formed (ValueError naming the fault) and ending in none of the API's `endpoints`, each as `read`
+    reads it."""
     for given in [value] if isinstance(value, str) else value:
         _splittable(given)
         _no_credential(given)
     if isinstance(value, str):
+        _one_url(value, read)
         if address := read(value):
             _well_formed(address)
+            _no_endpoint(address, endpoints)
         return address or default
     if not value:
         raise ValueError("an empty list of servers: give one URL, or a list of one or more")
     urls = [read(url) for url in value]
     for url in urls:
         _well_formed(url)
+        _no_endpoint(url, endpoints)
     seen: dict[tuple[str, str, int | None, str], str] = {}
     for given, url in zip(value, urls):
         if (asked := one_server(url)) in seen:
@@ -64,6 +76,31 @@ def _splittable(given: str) -> None:
     except ValueError:
         raise ValueError(f"'{given.strip()}' is not a server's URL: its brackets do not close round an IPv6 address (a "
                          "host in brackets is one, as http://[::1]:11434)") from None
+
+
+def _no_endpoint(url: str, endpoints: tuple[str, ...]) -> None:
+    """ValueError for a well-formed server's URL whose path ends in one of the API's `endpoints`, which the runner adds
+    to it: each request would ask that path twice, and the preflight fail only once the run had its directory."""
+    path = urlsplit(http_url(url)).path.rstrip("/")
+    if ended := next((end for end in endpoints if path.lower().endswith(end)), None):
+        root = url.rstrip("/")[:-len(ended)]
+        raise ValueError(f"'{url}' ends in {ended}, a path of the API that benchrun adds to the server's URL itself "
+                         f"(each request would ask {path}{ended}); give the URL without it: '{root}'")
+
+
+def _one_url(given: str, read: Callable[[str], str]) -> None:
+    """ValueError for one value that is several servers' URLs parted by commas (`$OPENAI_BASE_URL` of `http://a/v1,
+    http://b/v1`, where no list can be written): read as one URL whose path holds the comma, and asked so."""
+    parts = [part.strip() for part in given.split(",")]
+    if len(parts) < 2 or not all(parts) or not all("://" in part or ":" in part for part in parts[1:]):
+        return
+    for part in parts:
+        try:
+            _well_formed(read(part))
+        except ValueError:
+            return
+    raise ValueError(f"'{given.strip()}' is {len(parts)} servers' URLs parted by commas, which one value reads as one "
+                     f"URL (its path holding the commas); give a list of servers: [{','.join(parts)}]")
 
 
 def _no_credential(given: str) -> None:

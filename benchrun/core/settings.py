@@ -27,9 +27,9 @@ from benchrun.core.filebytes import UNASKED, unasked_said
 from benchrun.core.goduration import keep_alive_problem
 from benchrun.core.layout import OUTPUTS, unusable_directory
 from benchrun.core.officialclient import ollama_address, one_model_named_twice
-from benchrun.core.optionbounds import BOUNDED, out_of_bounds
+from benchrun.core.optionbounds import BOUNDED, LOCAL_VALIDATORS, out_of_bounds
 from benchrun.core.seeds import a_seed, repeat_seeds_fit
-from benchrun.core.serverurls import DEFAULT_OLLAMA_HOST, DEFAULT_OPENAI_BASE_URL, servers
+from benchrun.core.serverurls import DEFAULT_OLLAMA_HOST, DEFAULT_OPENAI_BASE_URL, OLLAMA_PATHS, OPENAI_PATHS, servers
 from benchrun.core.settingsbase import Settings
 from benchrun.core.shards import Shard
 from benchrun.core.tasksettings import TaskConfig
@@ -83,7 +83,8 @@ def ollama_options() -> type[Options]:
 
 @cache
 def local_options() -> type[Options]:
-    return create_model("LocalOptions", __base__=Options, **{k: (t | None, None) for k, t in LOCAL_OPTIONS.items()})
+    return create_model("LocalOptions", __base__=Options, __validators__=LOCAL_VALIDATORS,
+                        **{k: (t | None, None) for k, t in LOCAL_OPTIONS.items()})
 
 
 MAX_MODELS = 10_000
@@ -189,7 +190,7 @@ class OllamaConfig(RunnerConfig):
     @field_validator("host")
     @classmethod
     def _as_ollama_reads_it(cls, host: str | list[str]) -> str | list[str]:
-        return servers(host, DEFAULT_OLLAMA_HOST, ollama_address)  # as its client reads $OLLAMA_HOST
+        return servers(host, DEFAULT_OLLAMA_HOST, ollama_address, OLLAMA_PATHS)  # as its client reads $OLLAMA_HOST
 
     @field_validator("model")
     @classmethod
@@ -241,7 +242,7 @@ class OpenAIConfig(RunnerConfig):
     @field_validator("base_url")
     @classmethod
     def _default_when_empty(cls, base_url: str | list[str]) -> str | list[str]:
-        return servers(base_url, DEFAULT_OPENAI_BASE_URL)
+        return servers(base_url, DEFAULT_OPENAI_BASE_URL, endpoints=OPENAI_PATHS)
 
 
 class LocalConfig(RunnerConfig):

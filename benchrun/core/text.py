@@ -244,6 +244,14 @@ def no_control_character(text: str, why: str) -> str:
     return text
 
 
+def message_of(err: BaseException) -> str:
+    """What an error says (`str(err)`); one whose own str() raises (or gives no text) says that instead of raising."""
+    try:
+        return str(err)
+    except BaseException as inner:
+        return f"(its message cannot be shown: str() raised {type(inner).__name__})"
+
+
 def one_line(text: str, limit: int = MESSAGE_CHARS) -> str:
     """An error message as one line of at most `limit` characters: an HTML page reduced to its title and text, each
     run of whitespace one space, other control characters U+FFFD, lone surrogates as `shown`, and the middle of a longer

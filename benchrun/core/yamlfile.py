@@ -77,9 +77,22 @@ _DECIMAL = re.compile(r"[-+]?(0|[1-9][0-9]*)")
 def _as_written(node: yaml.ScalarNode, value: Any) -> None:
     """Refuse a scalar YAML 1.1 reads as other than it looks (`1:30` is 90, `010` is 8, `yes` is true): a reader of
     the file sees the word, a prompt, a reference or a sample's id would hold the value."""
+    raise _Refused(node.start_mark, _written_otherwise(node.value, value))
+
+
+def _written_otherwise(written: str, value: Any) -> str:
     shown = str(value).lower() if isinstance(value, bool) else repr(value)
-    raise _Refused(node.start_mark, f"{node.value} is read by YAML as the {type(value).__name__} {shown}, not as "
-                                    f"written; quote it ('{node.value}') to keep it as text, or write {shown}")
+    return (f"{written} is read by YAML as the {type(value).__name__} {shown}, not as written; quote it ('{written}') "
+            f"to keep it as text, or write {shown}")
+
+
+def read_otherwise(node: yaml.ScalarNode) -> str | None:
+    """Why a plain scalar of a composed file that YAML 1.1 reads as other than it looks (`_bounded_int`, `_float`,
+    `_bool`) is refused; None for one read as written."""
+    kind = node.tag.rpartition(":")[2]
+    plain = (kind == "int" and not _DECIMAL.fullmatch(node.value)) or (kind == "float" and any(
+        mark in node.value for mark in "_:")) or (kind == "bool" and node.value.lower() not in ("true", "false"))
+    return _written_otherwise(node.value, yaml.safe_load(node.value)) if plain else None
 
 
 def _bool(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> bool:
@@ -130,8 +143,7 @@ def _mapping(loader: yaml.SafeLoader, node: yaml.MappingNode) -> Any:
                                                 "out (or quote '<<' for a key of that name)")
         key = loader.construct_object(key_node)
         if not isinstance(key, str):  # JSON's keys (the manifest's) are text, and a schema's key names check only text
-            raise _Refused(key_node.start_mark, f"the key {key_node.value} is read by YAML as {_kind(key)}, not as a "
-                                                f"name; quote it ('{key_node.value}')")
+            raise _Refused(key_node.start_mark, key_said(key_node.value, key))
         if key in keys:
             raise _Refused(key_node.start_mark, f"the key '{key}' is given twice in one mapping (YAML would keep the "
                                                 "last without a word); give it once")
@@ -146,15 +158,22 @@ bytes of `!!binary` (a runner file's `base_url: !!binary aHR0c...` was a URL wit
 one, which reads text) and a date of an unquoted `2024-01-01`."""
 
 
-def _not_json(loader: yaml.SafeLoader, node: yaml.Node) -> Any:
-    """Refuse a value of one of the NOT_JSON tags, naming what YAML would have made of it."""
+def key_said(written: str, key: Any) -> str:
+    """Why a key YAML reads as `key` (not text), written `written`, is refused."""
+    return f"the key {written} is read by YAML as {_kind(key)}, not as a name; quote it ('{written}')"
+
+
+def not_json_said(node: yaml.Node) -> str:
+    """Why a value of one of the NOT_JSON tags is refused, naming what YAML would make of it."""
     kind = NOT_JSON[node.tag.rpartition(":")[2]]
     if node.tag.endswith(":timestamp"):
-        raise _Refused(node.start_mark, f"{node.value} is read by YAML as {kind}, not as written; quote it "
-                                        f"('{node.value}') to keep it as text")
-    raise _Refused(node.start_mark, f"a value tagged {node.tag.replace('tag:yaml.org,2002:', '!!')} is read by YAML as "
-                                    f"{kind}, which a benchmark's or a runner's value cannot be: write it as text, a "
-                                    "number, a list or a mapping")
+        return f"{node.value} is read by YAML as {kind}, not as written; quote it ('{node.value}') to keep it as text"
+    return (f"a value tagged {node.tag.replace('tag:yaml.org,2002:', '!!')} is read by YAML as {kind}, which a "
+            "benchmark's or a runner's value cannot be: write it as text, a number, a list or a mapping")
+
+
+def _not_json(loader: yaml.SafeLoader, node: yaml.Node) -> Any:
+    raise _Refused(node.start_mark, not_json_said(node))
 
 
 def _kind(value: Any) -> str:
@@ -234,7 +253,7 @@ def parse_yaml(text: str, rel: str, error: type[BenchrunError] = TaskError, writ
     try:
         loaded = _parsed(text, rel, error, written)
     except _Refused as err:
-        raise error(f"{_position(err.mark)}: {err}", file=rel) from None
+        raise error(f"{position(err.mark)}: {err}", file=rel) from None
     _check_depth(loaded, rel, error)
     return loaded
 
@@ -261,7 +280,7 @@ def _parsed(text: str, rel: str, error: type[BenchrunError], written: bool) -> A
         return yaml.load(text, Loader=loader)
     except RecursionError:  # nested deeper than Python recurses; libyaml, if it parsed this, said where
         mark = getattr(fast, "problem_mark", None)
-        raise error((f"{_position(mark)}: " if mark else "") + _too_deep(), file=rel) from None
+        raise error((f"{position(mark)}: " if mark else "") + _too_deep(), file=rel) from None
     except yaml.MarkedYAMLError as err:
         raise error(syntax_error(err), file=rel) from None
     except yaml.reader.ReaderError as err:  # a control character: no mark, an offset into the text
@@ -275,8 +294,8 @@ def _parsed(text: str, rel: str, error: type[BenchrunError], written: bool) -> A
 def syntax_error(err: yaml.MarkedYAMLError) -> str:
     """PyYAML's syntax error as one line: where, what, and where what it was in began."""
     mark = err.problem_mark or err.context_mark
-    context = f" ({err.context} at {_position(err.context_mark)})" if err.problem and err.context_mark else ""
-    where = f"{_position(mark)}: " if mark else ""
+    context = f" ({err.context} at {position(err.context_mark)})" if err.problem and err.context_mark else ""
+    where = f"{position(mark)}: " if mark else ""
     return f"{where}YAML syntax error: {err.problem or err.context}{context}"
 
 
@@ -286,7 +305,7 @@ def _refuse_aliases(text: str, rel: str, error: type[BenchrunError]) -> None:
         return
     for event in yaml.parse(text, Loader=_FAST_LOADER):
         if isinstance(event, yaml.AliasEvent):
-            raise error(f"{_position(event.start_mark)}: YAML aliases (*{event.anchor}) are not allowed in "
+            raise error(f"{position(event.start_mark)}: YAML aliases (*{event.anchor}) are not allowed in "
                         "benchmark files; write the values out", file=rel)
 
 
@@ -307,5 +326,5 @@ def _too_deep(where: str = "") -> str:
     return f"lists and mappings nested more than {MAX_DEPTH} deep{at}; a benchmark file needs 5 at most"
 
 
-def _position(mark: yaml.Mark) -> str:
+def position(mark: yaml.Mark) -> str:
     return f"line {mark.line + 1}, column {mark.column + 1}"

@@ -176,9 +176,15 @@ class RunCache:
 
 
 def store_for(cfg: Mapping[str, Any], cwd: Path | None = None) -> Store | None:
-    """The store a run's config asks for (`cache`, `cache_dir`), or None when off; never in the benchmark's tasks/,
-    nor in a run's or a sweep's directory (it held the answers of every run in one run's archive, SQLite's files
-    written there as later runs asked)."""
+    """The store a run's config asks for (`cache`, `cache_dir`), or None when off (`checked_place`)."""
+    directory = checked_place(cfg, cwd)
+    return None if directory is None else Store(directory, chosen_by(cfg.get("cache_dir")))
+
+
+def checked_place(cfg: Mapping[str, Any], cwd: Path | None = None) -> Path | None:
+    """The directory of the store a run's config asks for, or None when off; never in the benchmark's tasks/, nor in
+    a run's or a sweep's directory (it held the answers of every run in one run's archive, SQLite's files written
+    there as later runs asked). Checked with the config, before the run claims its directory (`app.run`)."""
     if not enabled(cfg.get("cache"), cfg["runner"]["type"], cfg["runner"].get("options") or {}):
         return None
     directory = cache_dir(cfg.get("cache_dir"), cwd)
@@ -189,7 +195,7 @@ def store_for(cfg: Mapping[str, Any], cwd: Path | None = None) -> Store | None:
     if why := tasks_around(str((cwd or Path.cwd()) / cfg["task"]["path"]), directory):
         raise ConfigError(f"{directory}: {why}; put the cache elsewhere (cache_dir=DIR), or cache=false",
                           file="config", key=key)
-    return Store(directory, chosen_by(cfg.get("cache_dir")))
+    return directory
 
 
 class CacheFailed(ConfigError):

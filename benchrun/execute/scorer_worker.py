@@ -35,7 +35,7 @@ from benchrun.compiler.runstate import limits_now, put_back_limits, put_back_nam
 from benchrun.compiler.scoring import metrics, scorers_in, source_sha256
 from benchrun.core.errors import BenchrunError, os_problem
 from benchrun.core.interrupts import handling_now, ignore_terminal_signals
-from benchrun.core.text import one_line
+from benchrun.core.text import message_of, one_line
 from benchrun.execute.proctree import reap_below
 
 Scorer = Callable[[str, Any], Any]
@@ -185,10 +185,7 @@ def _said(err: BaseException) -> str:
     """What an error says, as a record keeps it (one line, bounded: a message of 300 MB crossed the pipe whole, the
     run's memory and every call's time limit spent on it); one whose own str() raises says that instead of ending
     this process."""
-    try:
-        return one_line(str(err)) or type(err).__name__
-    except BaseException as inner:
-        return f"(its message cannot be shown: str() raised {type(inner).__name__})"
+    return one_line(message_of(err)) or type(err).__name__
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@ from typing import Any, Awaitable, Callable, Mapping
 import httpx
 from pydantic import ValidationError
 
-from benchrun.core.errors import RunnerError, problem_line
+from benchrun.core.errors import TAKEN, RunnerError, problem_line
 from benchrun.core.manifest import Message
 from benchrun.core.officialclient import ollama_package
 from benchrun.core.recordvalues import same_model_name
@@ -318,10 +318,11 @@ def _headers(err: ollama.ResponseError | BusySaid) -> Mapping[str, str]:
 
 def _said(err: BaseException) -> str:
     """What is wrong with an answer, in one line: of one not of the shape of Ollama's, its first problem and what
-    was given there (`message.content: Input should be a valid string (a number was given)`; of a key not given, not
-    the object it is missing from: `message.role: Field required`)."""
+    was given there (`message.content: 5 is a number, where text is taken`; of a key not given, not the object it is
+    missing from: `message.role: Field required`)."""
     if isinstance(err, ValidationError):
         first = err.errors()[0]
-        given = "" if first["type"] == "missing" else f" ({json_kind(first['input'])} was given)"
+        said = first["type"] == "missing" or first["type"] in TAKEN  # said by problem_line
+        given = "" if said else f" ({json_kind(first['input'])} was given)"
         return f"{problem_line(first)}{given}"
     return " ".join(str(err).splitlines()[:3])

@@ -1,0 +1,112 @@
+"""A sweep that lists one value twice: as written, by two names of one Ollama model, by two paths of one label, or by
+two spellings the config reads as one (`repeats=1,01`, `shard=1/2,01/2`): two jobs of one config."""
+
+from __future__ import annotations
+
+import copy
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from hydra.core.override_parser.types import Override
+from omegaconf import DictConfig, OmegaConf
+
+from benchrun.compose import sweepsize
+from benchrun.compose.labels import label
+from benchrun.core.errors import ConfigError
+from benchrun.core.serverurls import one_server
+from benchrun.core.settings import RunConfig
+
+UNORDERED = ("task.only",)
+"""Lists whose order the run does not read: task.only picks tasks, which run in their files' order."""
+
+SERVER_KEYS = ("host", "base_url")
+"""The last part of a key naming a server (runner.host, judge.base_url): read as its requests reach it."""
+
+
+def refuse_swept_twice(swept: list[Override], config: DictConfig) -> None:
+    """Refuse a sweep that lists one value twice (`runner.model=llama3.2,llama3.2`, or two spellings the config reads
+    as one): two jobs of one config, which the sweep's table, its report and its exports could not tell apart (a list
+    of models is refused alike); and one of the models an Ollama runner asks (the model under test's, the judge's)
+    that lists one by two names (`llama3.2,llama3.2:latest`)."""
+    runner_types = {"runner.model": OmegaConf.select(config, "runner.type", default=None),
+                    "judge.model": OmegaConf.select(config, "judge.runner", default=None)}
+    base = _plain(config)
+    for override in swept:
+        listed = sweepsize.job_values(override)
+        counted = Counter(sweepsize.same(value) for _, value in listed)
+        if twice := next((text for text, value in listed if counted[sweepsize.same(value)] > 1), None):
+            raise ConfigError(f"in 'config': {override.key_or_group}: the sweep lists {twice!r} twice, so two of its "
+                              "jobs would have one label; list each value once (repeats=k asks every sample k times "
+                              "in one run)")
+        if why := sweepsize.one_model_swept_twice(override, runner_types.get(override.key_or_group)):
+            raise ConfigError(why)
+        _refuse_read_alike(override.key_or_group, listed, base)
+        _refuse_one_label(override.key_or_group, listed)
+
+
+def _refuse_read_alike(key: str, listed: list[tuple[str, Any]], base: dict[str, Any] | None) -> None:
+    """Refuse two values of `key` that the config's own validation reads as one (`repeats=1,01`)."""
+    read = [_as_read(base, key, value) for _, value in listed] if base is not None else []
+    if not read or any(value is None for value in read):
+        return  # a value the config refuses is said by its job, which validates it
+    seen: dict[str, str] = {}
+    for (text, _), value in zip(listed, read):
+        if (other := seen.setdefault(value, text)) != text:
+            raise ConfigError(f"in 'config': {key}: the sweep lists {other!r} and {text!r}, which the config reads "
+                              f"as one value ({value}), so two of its jobs would run one config; list each value once")
+
+
+def _as_read(base: dict[str, Any], key: str, value: Any) -> str | None:
+    """`value` given to `key` of the plain config `base`, as RunConfig reads it (a server as its requests reach it,
+    an UNORDERED list as a set), as one text; None if the config refuses it, or the key is none of RunConfig's."""
+    trial = copy.deepcopy(base)
+    *parents, last = key.split(".")
+    place = trial
+    for part in parents:
+        place = place.setdefault(part, {})
+        if not isinstance(place, dict):
+            return None
+    place[last] = value
+    try:
+        read = RunConfig.model_validate(trial).model_dump(mode="json")
+        for part in key.split("."):
+            read = read[part]
+        if last in SERVER_KEYS and read is not None:
+            read = [_server(url) for url in ([read] if isinstance(read, str) else read)]
+    except Exception:  # refused (said by the job that validates it), or no key of RunConfig's
+        return None
+    if key in UNORDERED and isinstance(read, list):
+        read = sorted(set(read))
+    return sweepsize.same(read[0] if isinstance(read, list) and len(read) == 1 and last in SERVER_KEYS else read)
+
+
+def _server(url: str) -> str:
+    """The server a URL asks, as its requests reach it (`core.serverurls.one_server`), as a URL."""
+    scheme, host, port, path = one_server(url)
+    return f"{scheme}://{host}:{port}{path}"
+
+
+def _plain(config: DictConfig) -> dict[str, Any] | None:
+    """The composed config without Hydra's part, resolved, to read each swept value in; None if it does not resolve
+    (said by each job)."""
+    try:
+        return {key: _resolved(config, key) for key in config if key != "hydra"}  # Hydra's: a job's own (job.num)
+    except Exception:  # an interpolation each job resolves, and says if it cannot
+        return None
+
+
+def _resolved(config: DictConfig, key: str) -> Any:
+    value = config[key]
+    return OmegaConf.to_container(value, resolve=True, throw_on_missing=True) if OmegaConf.is_config(value) else value
+
+
+def _refuse_one_label(key: str, listed: list[tuple[str, Any]]) -> None:
+    """Refuse two paths of one last part (v1/mmlu, v2/mmlu): one label, told apart by nothing."""
+    named: dict[str, str] = {}
+    for text, value in listed:
+        if (other := named.setdefault(label({key: value}, None), text)) != text:
+            raise ConfigError(f"in 'config': {key}: the sweep lists {other!r} and {text!r}, whose jobs would both be "
+                              f"labelled {Path(str(value)).name!r} (a path by its last part), which the sweep's table, "
+                              "its report and its exports could not tell apart; list each once, under a name of its "
+                              "own")
