@@ -46,14 +46,14 @@ from tests.helpers.p33_archive import judged_run, killed_retry, merge_left
 
 # -- what the thirty-second pass left ----------------------------------------------------------------------------------
 
-INTEGER = "Input should be a valid integer"
+INTEGER = "where a whole number is taken"
 
 
 @pytest.mark.parametrize(("name", "fields", "said"), [
-    ("responses.jsonl", {"durations_ns": {"eval": "5"}}, f"durations_ns.eval: {INTEGER}"),
-    ("responses.jsonl", {"completion_tokens": 2.0}, f"completion_tokens: {INTEGER}"),
-    ("responses.jsonl", {"prompt_tokens": True}, f"prompt_tokens: {INTEGER}"),
-    ("scores.jsonl", {"metrics": {"closeness": True}}, f"metrics.closeness.int: {INTEGER}"),
+    ("responses.jsonl", {"durations_ns": {"eval": "5"}}, f"durations_ns.eval: '5' is text, {INTEGER}"),
+    ("responses.jsonl", {"completion_tokens": 2.0}, f"completion_tokens: 2.0 is a number, {INTEGER}"),
+    ("responses.jsonl", {"prompt_tokens": True}, f"prompt_tokens: true is a boolean, {INTEGER}"),
+    ("scores.jsonl", {"metrics": {"closeness": True}}, f"metrics.closeness.int: true is a boolean, {INTEGER}"),
 ])
 def test_a_record_line_of_a_json_type_no_writer_writes_is_said_by_verify(tmp_path, name, fields, said):
     run_dir = sealed_fields(synthetic_run(tmp_path / "r", [1, 0]), name, 1, **fields)
@@ -63,7 +63,7 @@ def test_a_record_line_of_a_json_type_no_writer_writes_is_said_by_verify(tmp_pat
 def test_a_summary_of_a_json_type_no_writer_writes_is_said_by_verify(tmp_path):
     run_dir = synthetic_run(tmp_path / "r", [1, 0])
     summary_rewritten(run_dir, lambda summary: summary["speed"].update(n=2.0))
-    assert failed(tmp_path, run_dir) == [f"FAIL  summary.json: unreadable: speed.n: {INTEGER}"]
+    assert failed(tmp_path, run_dir) == [f"FAIL  summary.json: unreadable: speed.n: 2.0 is a number, {INTEGER}"]
 
 
 def test_an_integer_is_read_as_a_float(tmp_path):
@@ -115,9 +115,9 @@ def test_a_carried_line_a_forced_resume_of_a_killed_retry_drops_is_asked_not_car
 
 # -- a fresh pass ------------------------------------------------------------------------------------------------------
 
-MERGING = ("benchrun: error: in '{}': the hidden folder in which a merge into merged makes its run, renamed to merged as "
-           "the merge ends (one left by a merge that was stopped, the next merge into merged removes): no run of its "
-           "own to read or resume; merge the shards again\n")
+MERGING = ("benchrun: error: in '{}': the hidden folder in which a merge into merged makes its run, renamed to "
+           "merged as the merge ends (one left by a merge that was stopped, the next merge into merged removes): no run of "
+           "its own to read or resume; merge the shards again\n")
 
 
 @pytest.mark.parametrize("command", ["verify", "show", "resume", "retry", "export"])

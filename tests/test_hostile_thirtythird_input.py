@@ -164,7 +164,8 @@ def test_a_servers_url_ending_in_a_path_the_runner_adds_is_refused(tmp_path, arg
 
 
 UNSAYABLE = "class E(Exception):\n    def __str__(self):\n        raise RuntimeError('no')\n\n\nraise E()\n"
-SCHEMA_ERROR = ("from pydantic import BaseModel, Field\n\n\nclass F(BaseModel):\n    answer: str = Field(pattern='(')\n")
+SCHEMA_ERROR = ("from pydantic import BaseModel, Field\n\n\n"
+                "class F(BaseModel):\n    answer: str = Field(pattern='(')\n")
 
 
 @pytest.mark.parametrize(("code", "said"), [

@@ -94,7 +94,8 @@ def _refuse_unread_verbose(argv: Sequence[str]) -> None:
         except HydraException:  # said in benchrun's words where Hydra parses it
             continue
         value = None if override.is_sweep_override() else override.value()
-        read = all(isinstance(name, str) for name in value) if isinstance(value, list) else isinstance(value, (bool, str))
+        names = value if isinstance(value, list) else None
+        read = all(isinstance(n, str) for n in names) if names is not None else isinstance(value, (bool, str))
         if not override.is_sweep_override() and not read:
             raise ConfigError(f"takes true (every logger at DEBUG), a logger's name or a list of names "
                               f"([benchrun,httpx]), not {arg.partition('=')[2]}", file="config", key="hydra.verbose")
