@@ -85,7 +85,7 @@ def _limited_run(cwd: Path, module: str, *args: str) -> subprocess.CompletedProc
 @pytest.mark.parametrize(("change", "said"), [
     ({"schema_version": 2}, f"schema_version: schema version 2, {NEWER}"),
     ({"judged_by": "x"}, f"judged_by: a key {NEWER}"),
-    ({"counts": {"samples": "all"}}, "counts.samples: Input should be a valid integer"),
+    ({"counts": {"samples": "all"}}, "counts.samples: 'all' is text, where a whole number is taken"),
 ])
 def test_verify_names_the_key_of_a_rescore_json_it_cannot_read(tmp_path, change, said):
     """A rescore.json that a newer benchrun wrote, or with a key or value that is none of a rescore's, was said to be
