@@ -12,6 +12,9 @@
    (`compose.lokykeys.overridden_refusal`), a dry run's too.
 4. `+shards=2` (or `++shards=2`, `~shards`) was said `unknown key 'shards' (did you mean 'shard'?)`, where `shards=n`
    is a word of benchrun's own command line: said so, and how to write it (`core.shards.expand_shards`).
+5. Review: 1.'s umask was read by setting one and putting it back, so a file another thread of the process made in
+   between (a scorer's, the in-process fake server's) was made under umask 077: read from /proc
+   (`core.procfs.status_field`), never set where /proc says it.
 """
 
 from __future__ import annotations
@@ -21,7 +24,8 @@ from typing import Iterator
 
 import pytest
 
-from benchrun.core.errors import EXIT
+from benchrun.core.errors import EXIT, ArchiveError
+from benchrun.core.filemode import refuse_owner_masked
 from tests.helpers.archives import synthetic_run
 from tests.helpers.auditcli import audit
 from tests.helpers.commands import call_benchrun
@@ -59,6 +63,18 @@ def test_a_rescore_under_such_a_umask_is_refused_and_a_verify_reads_on(tmp_path)
     assert (rescored.returncode, rescored.stderr) == (EXIT["archive"], masked_line("benchrun-audit rescore"))
     assert not (run_dir / "rescores").exists()
     assert (verified.returncode, verified.stdout.splitlines()[-1]) == (EXIT["ok"], "intact")
+
+
+def test_the_umask_is_read_without_being_set():
+    set_to: list[int] = []
+    before = os.umask(0o177)
+    try:
+        with pytest.MonkeyPatch.context() as patched, pytest.raises(ArchiveError) as refused:
+            patched.setattr(os, "umask", lambda mask: set_to.append(mask) or 0o022)
+            refuse_owner_masked("benchrun")
+    finally:
+        os.umask(before)
+    assert (str(refused.value).split(" takes")[0], set_to) == ("umask 0177", [])
 
 
 def test_a_umask_keeping_the_owners_permissions_is_taken(tmp_path):

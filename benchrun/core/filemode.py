@@ -5,13 +5,17 @@ from __future__ import annotations
 import os
 
 from benchrun.core.errors import ArchiveError
+from benchrun.core.procfs import status_field
 
 OWNER = 0o700
 """The owner's own permissions: a folder benchrun makes must be entered and written by it, a file read back."""
 
 
 def umask() -> int:
-    """The process's umask, read the one way the system gives it: by setting one and putting it back."""
+    """The process's umask, as /proc says it (Linux 4.7 and later); elsewhere by setting one and putting it back,
+    which a thread making a file in between would have made under the mask set."""
+    if (said := status_field("Umask")) is not None:
+        return int(said, 8)
     mask = os.umask(0o077)
     os.umask(mask)
     return mask

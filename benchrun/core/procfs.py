@@ -18,6 +18,15 @@ def boot_id() -> str:
         return ""
 
 
+def status_field(name: str) -> str | None:
+    """The field `name` of this process's /proc/self/status (`Umask`: `0022`); None where /proc cannot say."""
+    try:
+        lines = (PROC / "self" / "status").read_text().splitlines()
+    except OSError:
+        return None
+    return next((line.split(":", 1)[1].strip() for line in lines if line.startswith(f"{name}:")), None)
+
+
 def stat_fields(pid: int | str) -> list[str] | None:
     """The fields of /proc/PID/stat after the command's name (which may hold spaces and parentheses); None when they
     cannot be read (the process gone, no /proc)."""

@@ -92,7 +92,7 @@ def _one_url(given: str, read: Callable[[str], str]) -> None:
     """ValueError for one value that is several servers' URLs parted by commas (`$OPENAI_BASE_URL` of `http://a/v1,
     http://b/v1`, where no list can be written): read as one URL whose path holds the comma, and asked so."""
     parts = [part.strip() for part in given.split(",")]
-    if len(parts) < 2 or not all(parts) or not all("://" in part or ":" in part for part in parts[1:]):
+    if len(parts) < 2 or not all(parts) or not all(":" in part for part in parts[1:]):
         return
     for part in parts:
         try:

@@ -68,8 +68,8 @@ def _finite(said: Any) -> bool:
         json.dumps(said, allow_nan=False, default=str)
     except ValueError:
         return False
-    except RecursionError:
-        return True
+    except RecursionError:  # nested too deep to look through: said as such by `quoted`
+        pass
     return True
 
 
