@@ -36,6 +36,7 @@ from benchrun.compiler.ownsource import (
     refuse_unseen_imports,
 )
 from benchrun.compiler.runstate import kept
+from benchrun.core.childwait import waited
 from benchrun.core.errors import OWN_LIMITS, TaskError
 from benchrun.core.filebytes import read_bounded, utf8_text
 from benchrun.core.interrupts import INTERRUPTS
@@ -316,7 +317,7 @@ def probed(path: Path, rel: str) -> None:
                                  pass_fds=(out.fileno(),), env={**SECRETS.child_env(), "TMPDIR": scratch},
                                  start_new_session=True)
         try:
-            code = child.wait(timeout=IMPORT_TIMEOUT_S)
+            code = waited(child, IMPORT_TIMEOUT_S)
         except subprocess.TimeoutExpired:
             out.seek(0)
             if schema := _schema_made(out.read()):

@@ -182,8 +182,10 @@ class Executor:
 def frozen_heap() -> Iterator[None]:
     """What exists when the asking starts (the manifest, its queries, the config, the libraries) is left out of the
     garbage collector's passes until it ends (`gc.freeze`; undone after, so nothing is kept for good): a full pass
-    over a 10,000-sample run's objects, every few thousand allocations, cost a third of the time per answer."""
-    gc.collect()
+    over a 10,000-sample run's objects, every few thousand allocations, cost a third of the time per answer. The
+    young generations' garbage is collected first; a full pass over a long-lived process's heap (a sweep's jobs in
+    one process) cost more than the run it was for, and what it would find is collected once the heap is thawed."""
+    gc.collect(1)
     gc.freeze()
     try:
         yield

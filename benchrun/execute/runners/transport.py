@@ -35,13 +35,36 @@ CERTIFICATES_ENV = ("SSL_CERT_FILE", "SSL_CERT_DIR")
 """The variables httpx reads the CA certificates from, when set (else certifi's), in the order it reads them."""
 
 
+CONTEXTS: dict[tuple[tuple[str | None, tuple[int, int, int] | None], ...], ssl.SSLContext] = {}
+"""The SSL contexts made in this process, by the certificates each was made of (httpx's advice: loading them is
+slow, ~30 ms, and one context serves every connection)."""
+
+
 def ssl_context() -> ssl.SSLContext:
-    """httpx's SSL context, as it makes it from the environment; a $SSL_CERT_FILE that names no file of certificates
-    (or a $SSL_CERT_DIR that cannot be read) is the environment's one-line error naming it, not an OSError that
-    the last resort took for a file benchrun was writing. One that names a pipe or a device is refused before
-    OpenSSL opens it: a named pipe nothing writes to held the run at its start for good."""
+    """httpx's SSL context, as it makes it from the environment, made once for the same certificates; a
+    $SSL_CERT_FILE that names no file of certificates (or a $SSL_CERT_DIR that cannot be read) is the environment's
+    one-line error naming it, not an OSError that the last resort took for a file benchrun was writing. One that
+    names a pipe or a device is refused before OpenSSL opens it: a named pipe nothing writes to held the run at its
+    start for good."""
     if kind := _not_a_file(os.environ.get(CERTIFICATES_ENV[0])):
         raise _unreadable(CERTIFICATES_ENV[0], f"{kind}, not a file")
+    made_of = tuple((path, _version(path)) for path in map(os.environ.get, CERTIFICATES_ENV))
+    if made_of not in CONTEXTS:
+        CONTEXTS[made_of] = _made()
+    return CONTEXTS[made_of]
+
+
+def _version(path: str | None) -> tuple[int, int, int] | None:
+    """Which version of the file or folder `path` is (its inode, size and change time), None when none is there."""
+    try:
+        found = os.stat(path) if path else None
+    except OSError:
+        return None
+    return (found.st_ino, found.st_size, found.st_mtime_ns) if found else None
+
+
+def _made() -> ssl.SSLContext:
+    """A new SSL context of httpx's, from the environment's certificates; their errors said as `ssl_context` says."""
     try:
         return httpx.create_ssl_context()
     except (OSError, ssl.SSLError) as err:
