@@ -6,7 +6,7 @@
   BaseException, or prints: the schema was made in the run's own process with none of the import's containment, so
   a run (or a dry run) exited 0 having done nothing, a run directory left `running`; a KeyboardInterrupt was told as
   an interrupt (exit 130); what it printed went to the console, the API key unmasked. Now the schema is made first in
-  the import's own process (`compiler.usercode.probed`) and then contained in the run's (`usercode.contained`): one
+  the import's own process (`compiler.importprobe.probed`) and then contained in the run's (`usercode.contained`): one
   line naming the file and the format, exit 2
 - a custom_*.py that forks at import (`os.fork()`, the parent waiting for its copy): the copy went on as a second
   benchrun in the same run directory (claimed before the compile), so the run was made twice: responses.jsonl held

@@ -29,7 +29,7 @@ what the runs and rev18 sides merged, attacked, the cases it found bad, each wit
 - a benchmark's custom_scorer.py that prints much at import: the import check's child wrote it all to a temporary
   file (a file printing without end filled $TMPDIR for 60 s, then this process's memory as it read it); under
   `ulimit -f 4096`, 6 MiB printed were `killed by SIGXFSZ`. Now the check's marks go to a file of their own and what
-  the file prints goes nowhere there (the import that follows logs it, bounded) (`compiler.usercode.probed`)
+  the file prints goes nowhere there (the import that follows logs it, bounded) (`compiler.importprobe.probed`)
 """
 
 from __future__ import annotations

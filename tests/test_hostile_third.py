@@ -49,7 +49,7 @@ import zlib
 import numpy as np
 import pytest
 
-from benchrun.compiler import usercode
+from benchrun.compiler import importprobe
 from benchrun.compiler.scoring import metrics
 from benchrun.core.errors import EXIT
 from benchrun.testing.http_fake import Response, json_response
@@ -285,7 +285,7 @@ def test_user_code_that_ends_its_process_at_import(tmp_path, name, source):
 
 
 def test_user_code_that_loops_at_import(tmp_path, monkeypatch):
-    monkeypatch.setattr(usercode, "IMPORT_TIMEOUT_S", 1)
+    monkeypatch.setattr(importprobe, "IMPORT_TIMEOUT_S", 1)
     result = dry_run(tmp_path, {"tasks.yml": TASK + "  scorer: s\n", "custom_scorer.py": "while True:\n    pass\n"})
     assert (result.returncode, result.stderr) == (EXIT["usage"], (
         "benchrun: error: in 'custom_scorer.py': cannot import: still running after 1 s; a benchmark's file must define "

@@ -1,5 +1,6 @@
 """Work a run does once and reuses, or waits on exactly: an import probe's child waited for until the moment it
-ends (`core.childwait`), the SSL context made once for the same certificates (`transport.ssl_context`)."""
+ends (`core.childwait`), a file probed once while it and its own modules are unchanged (`compiler.importprobe`), the
+SSL context made once for the same certificates (`transport.ssl_context`)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,10 @@ import sys
 import certifi
 import pytest
 
+from benchrun.compiler import usercode
+from benchrun.compiler.usercode import import_file
 from benchrun.core.childwait import waited
+from benchrun.core.errors import TaskError
 from benchrun.execute.runners.transport import ssl_context
 
 
@@ -42,3 +46,35 @@ def test_one_ssl_context_serves_the_same_certificates_and_a_new_one_is_made_for_
     with open(bundle, "a") as more:
         more.write("\n")
     assert ssl_context() is not made
+
+
+def _probes_counted(monkeypatch) -> list[str]:
+    """The files the import probe is started for, from now on."""
+    started: list[str] = []
+    real = usercode.probed
+    monkeypatch.setattr(usercode, "probed", lambda path, rel: started.append(rel) or real(path, rel))
+    return started
+
+
+def test_a_file_imported_as_it_was_is_not_probed_again_and_one_changed_is(tmp_path, monkeypatch):
+    started = _probes_counted(monkeypatch)
+    scorer = tmp_path / "custom_scorer.py"
+    scorer.write_text("def one(response):\n    return 1\n")
+    assert import_file(scorer, "custom_scorer.py").one("x") == 1
+    assert import_file(scorer, "custom_scorer.py").one("x") == 1
+    scorer.write_text("import os\nos._exit(4)\n")
+    with pytest.raises(TaskError, match=r"cannot import: it ended the process importing it \(os._exit\(4\) or the like\)"):
+        import_file(scorer, "custom_scorer.py")
+    assert started == ["custom_scorer.py", "custom_scorer.py"]
+
+
+def test_a_file_whose_own_module_changed_is_probed_again(tmp_path, monkeypatch):
+    started = _probes_counted(monkeypatch)
+    (tmp_path / "helpers.py").write_text("ONE = 1\n")
+    scorer = tmp_path / "custom_scorer.py"
+    scorer.write_text("from helpers import ONE\n\ndef one(response):\n    return ONE\n")
+    assert import_file(scorer, "custom_scorer.py").one("x") == 1
+    (tmp_path / "helpers.py").write_text("import os\nos._exit(5)\n")
+    with pytest.raises(TaskError, match=r"it ended the process importing it \(os._exit\(5\) or the like\)"):
+        import_file(scorer, "custom_scorer.py")
+    assert started == ["custom_scorer.py", "custom_scorer.py"]

@@ -4,8 +4,8 @@ What their code prints as it is imported, or as a response class makes its JSON 
 `benchrun.compiler.usercode` logger (the run's log file), never to the console, even written to the file descriptors
 themselves (`os.write(1, ...)`, which masking could not reach there); whatever it raises, SystemExit and any other
 BaseException included, is one line naming the file. What cannot be caught (os._exit, a signal, a loop, os.fork) is
-found by importing the file, and making the JSON schemas of its classes, first in a process of its own, within
-IMPORT_TIMEOUT_S."""
+found by importing the file, and making the JSON schemas of its classes, first in a process of its own
+(`compiler.importprobe`)."""
 
 from __future__ import annotations
 
@@ -13,20 +13,17 @@ import contextlib
 import hashlib
 import importlib.util
 import inspect
-import json
 import logging
 import os
 import re
-import signal
-import subprocess
 import sys
 import tempfile
 import traceback
-import uuid
 from pathlib import Path
 from types import ModuleType
 from typing import BinaryIO, Callable, Iterable, Iterator
 
+from benchrun.compiler.importprobe import PROBED, Digests, probed, probed_before
 from benchrun.compiler.ownsource import (
     LOADED,
     Held,
@@ -36,113 +33,20 @@ from benchrun.compiler.ownsource import (
     refuse_unseen_imports,
 )
 from benchrun.compiler.runstate import kept
-from benchrun.core.childwait import waited
 from benchrun.core.errors import OWN_LIMITS, TaskError
 from benchrun.core.filebytes import read_bounded, utf8_text
 from benchrun.core.interrupts import INTERRUPTS
-from benchrun.core.scratch import remove_scratch, scratch_folder
-from benchrun.core.secrets import SECRETS
 from benchrun.core.stdfds import Printed, input_from_nothing, output_fds_into
 from benchrun.core.text import message_of, one_line
 
 LOG = logging.getLogger("benchrun.compiler.usercode")
-IMPORT_TIMEOUT_S = 60
-"""How long importing a benchmark's Python file may take."""
 PRINTED_KEPT = 1 << 20
 """How much of what a file prints while it is imported the log keeps (bytes), of sys.stdout and sys.stderr and of
 what is written to the standard descriptors each."""
-SCHEMA_MARK = "schema of "
-"""What the probe writes before it makes a class's JSON schema, with the class's name."""
-PROBE = """import ctypes, json, os, runpy, signal, sys, threading
-try:
-    ctypes.CDLL(None).prctl(36, 1)
-    ctypes.CDLL(None).prctl(1, 9)
-except (AttributeError, OSError):
-    pass
-if os.getppid() != int(sys.argv[4]):
-    os._exit(1)
-me, forked, marks = os.getpid(), [], os.fdopen(int(sys.argv[3]), 'w', encoding='utf-8')
-os.register_at_fork(after_in_parent=lambda: forked.append(True), after_in_child=lambda: [
-    os.dup2(os.open(os.devnull, os.O_WRONLY), fd) for fd in (1, marks.fileno())])
-try:
-    sys.path.insert(0, os.path.dirname(sys.argv[1]))
-    found = runpy.run_path(sys.argv[1], run_name='benchrun_probe')
-    for name, value in list(found.items()):
-        if isinstance(value, type) and value.__module__ == 'benchrun_probe' and hasattr(value, 'model_json_schema'):
-            marks.write('\\nSCHEMA' + name)
-            marks.flush()
-            try:
-                value.model_json_schema()
-            except BaseException:
-                pass
-    marks.write('\\nSCHEMA')
-except BaseException:
-    pass
-if os.getpid() != me:
-    os._exit(0)
-left = [t for t in threading.enumerate() if not t.daemon and t is not threading.main_thread()]
-for t in left:
-    t.join(1)
-left = [t.name for t in left if t.is_alive()]
-def running():
-    kids = set()
-    try:
-        tids = os.listdir('/proc/self/task')
-    except OSError:
-        return []
-    for tid in tids:
-        try:
-            with open(f'/proc/self/task/{tid}/children') as f:
-                kids.update(int(pid) for pid in f.read().split())
-        except OSError:
-            pass
-    alive = []
-    for pid in kids:
-        try:
-            with open(f'/proc/{pid}/stat') as f:
-                if f.read().rsplit(')', 1)[1].split()[0] not in 'ZX':
-                    alive.append(pid)
-        except (OSError, IndexError):
-            pass
-    return alive
-def here(pid):
-    try:
-        return os.getsid(pid) == os.getsid(0)
-    except OSError:
-        return None
-started = sorted({here(pid) for pid in running()} - {None})
-for _ in range(100):
-    kids = running()
-    if not kids:
-        break
-    for pid in kids:
-        try:
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-        except OSError:
-            pass
-marks.write('\\n' + json.dumps([left, bool(forked), started]) + sys.argv[2])
-marks.flush()
-os._exit(0)
-""".replace("SCHEMA", SCHEMA_MARK)
-"""The child's import, then the JSON schema of each class it defines that has one (a response class's, made as the
-plan is compiled): whatever the file raises is reported by the import that follows; then the threads the import left
-running (which would keep a run's process from ever exiting), whether it forked (os.fork: its copy went on as a second
-run, writing the same run directory), whether it left a process running (in its session, or in one of its own), and
-the token that says it ended, each written to a file of their own (its descriptor the third argument), so that a
-file that replaced or closed sys.stdout (`sys.stdout = open(os.devnull, 'w')`, to quiet itself) is not said to have
-ended the process; what the file prints goes nowhere (the import that follows logs it, bounded): kept, a file printing
-without end filled $TMPDIR for IMPORT_TIMEOUT_S, then this process's memory as it read it. A copy it forked writes
-nothing here and ends without a word. The child is its descendants' reaper (Linux's child subreaper), so a process started in a session of its own (`Popen(...,
-start_new_session=True)`, `setsid cmd &`), which the killing of the child's process group missed and which outlived
-every run, is seen among its children and killed."""
 _INTERNAL_NAME = re.compile(r"benchrun_user_[0-9a-f]{12}_")
 """The prefix `import_file` gives module names, so that two benchmarks' files never share one."""
 
 
-Digests = dict[str, str]
-"""The sha256 of the files a benchmark file's module was made of, by path in its folder: the file itself, and the
-benchmark's own modules it had as it was imported (`helpers.py`)."""
 SOURCES: dict[str, Digests] = {}
 """The digests of each imported module, by module name (`imported_as`)."""
 CHANGED = "changed since the run started: {0} to {1}…, not to {2}… as when the run read it; its scores would come " \
@@ -161,7 +65,7 @@ def import_file(path: Path, rel: str, probe: bool = True, digests: Digests | Non
     found = hashlib.sha256(data).hexdigest()
     if digests is not None and found != digests.get(path.name):
         raise TaskError(CHANGED.format("it hashes", found[:12], str(digests.get(path.name))[:12]), file=rel)
-    if probe:
+    if probe and not probed_before(path, found):
         probed(path, rel)
     from_source(path.parent)
     name = module_name(path)
@@ -174,6 +78,7 @@ def import_file(path: Path, rel: str, probe: bool = True, digests: Digests | Non
             spec.loader.exec_module(module)
         refuse_linked_out(path.parent, rel)
         SOURCES[name] = {path.name: found, **_own_digests(path.parent, rel, digests)}
+        PROBED[path.resolve()] = SOURCES[name] if probe else {}
         files = {rel: path, **{own: path.parent / own for own in SOURCES[name] if own != path.name}}
         refuse_unseen_imports(files, path.parent)
     except BaseException:
@@ -301,71 +206,6 @@ def _log_printed(rel: str, printed: str) -> None:
     """Log what a file printed while it was imported (the run's log file, through the masking every handler has)."""
     if printed:
         LOG.info("%s printed while it was imported:\n%s", rel, printed.rstrip("\n"))
-
-
-def probed(path: Path, rel: str) -> None:
-    """Import `path` in a child process of a session of its own (without the API key), killed when this process ends
-    however it ends (PR_SET_PDEATHSIG: a run SIGKILLed while a file's import hung left it running for good): refuse
-    a file whose import ends that process without a Python error (os._exit, a signal), does not end within
-    IMPORT_TIMEOUT_S, or leaves a thread or a process running (either would keep a run from ending, or hold its
-    output open); errors it raises are left to the import in this process, which reports them."""
-    done, scratch = uuid.uuid4().hex, scratch_folder()  # its temporary files, removed with it (core.scratch)
-    with tempfile.TemporaryFile() as out, contextlib.ExitStack() as stack:
-        stack.callback(remove_scratch, scratch)
-        child = subprocess.Popen([sys.executable, "-c", PROBE, str(path), done, str(out.fileno()), str(os.getpid())],
-                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                 pass_fds=(out.fileno(),), env={**SECRETS.child_env(), "TMPDIR": scratch},
-                                 start_new_session=True)
-        try:
-            code = waited(child, IMPORT_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            out.seek(0)
-            if schema := _schema_made(out.read()):
-                raise TaskError(f"class '{schema}': making its JSON schema still running after {IMPORT_TIMEOUT_S} s; "
-                                "a response class must define its fields, not work as its schema is made",
-                                file=rel) from None
-            raise TaskError(f"cannot import: still running after {IMPORT_TIMEOUT_S} s; a benchmark's file must define "
-                            "its functions and classes, not work at import", file=rel) from None
-        finally:
-            left = _end_group(child.pid)
-            child.wait()
-        out.seek(0)
-        said = out.read()
-    if not said.endswith(done.encode()):
-        how = f"killed by {signal.Signals(-code).name}" if code < 0 else f"os._exit({code}) or the like"
-        if schema := _schema_made(said):
-            raise TaskError(f"class '{schema}': making its JSON schema ended the process ({how}); a response class "
-                            "must define its fields, not work as its schema is made", file=rel)
-        raise TaskError(f"cannot import: it ended the process importing it ({how}) before its last line", file=rel)
-    threads, forked, started = json.loads(said[:-len(done)].rsplit(b"\n", 1)[-1])
-    if forked:
-        raise TaskError("cannot import: it forks the process importing it (os.fork, a multiprocessing process), and "
-                        "a copy that went on would be a second run, writing the same run directory; a benchmark's file "
-                        "must define its functions and classes, not work at import", file=rel)
-    if threads or left or started:
-        what = f"a thread ({threads[0]!r})" if threads else "a process"
-        why = "which would keep the run from ending" if threads or left or True in started else \
-            "in a session of its own, which would outlive the run"
-        raise TaskError(f"cannot import: it starts {what} that is still running once it is imported, {why}; a "
-                        "benchmark's file must define its functions and classes, not work at import", file=rel)
-
-
-def _schema_made(said: bytes) -> str | None:
-    """The class whose JSON schema the probe was making when it stopped writing (`said`), by the last mark it wrote;
-    None (or '', all of them made) if it made none: it stopped importing the file, or after the schemas."""
-    at = said.rfind(b"\n" + SCHEMA_MARK.encode())
-    if at < 0:
-        return None
-    return said[at + 1 + len(SCHEMA_MARK):].split(b"\n", 1)[0].decode("utf-8", "replace")
-
-
-def _end_group(pgid: int) -> bool:
-    """Kill what is left of the probe's process group; whether anything was."""
-    try:
-        os.killpg(pgid, signal.SIGKILL)
-    except ProcessLookupError:
-        return False
-    return True
 
 
 def first_line(err: BaseException) -> str:
