@@ -1,6 +1,6 @@
 """Work a run does once and reuses, or waits on exactly: an import probe's child waited for until the moment it
-ends (`core.childwait`), a file probed once while it and its own modules are unchanged (`compiler.importprobe`), the
-SSL context made once for the same certificates (`transport.ssl_context`)."""
+ends (`core.childwait`), a file probed once while it, its own modules and its folder's Python files are unchanged
+(`compiler.importprobe`), the SSL context made once for the same certificates (`transport.ssl_context`)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import sys
 import certifi
 import pytest
 
-from benchrun.compiler import usercode
+from benchrun.compiler import importprobe
 from benchrun.compiler.usercode import import_file
 from benchrun.core.childwait import waited
 from benchrun.core.errors import TaskError
@@ -51,8 +51,8 @@ def test_one_ssl_context_serves_the_same_certificates_and_a_new_one_is_made_for_
 def _probes_counted(monkeypatch) -> list[str]:
     """The files the import probe is started for, from now on."""
     started: list[str] = []
-    real = usercode.probed
-    monkeypatch.setattr(usercode, "probed", lambda path, rel: started.append(rel) or real(path, rel))
+    real = importprobe.probed
+    monkeypatch.setattr(importprobe, "probed", lambda path, rel: started.append(rel) or real(path, rel))
     return started
 
 
@@ -68,13 +68,18 @@ def test_a_file_imported_as_it_was_is_not_probed_again_and_one_changed_is(tmp_pa
     assert started == ["custom_scorer.py", "custom_scorer.py"]
 
 
-def test_a_file_whose_own_module_changed_is_probed_again(tmp_path, monkeypatch):
+@pytest.mark.parametrize("beside, scorer_text, changed", [
+    ({"helpers.py": "ONE = 1\n"}, "from helpers import ONE\n\ndef one(response):\n    return ONE\n", "helpers.py"),
+    ({}, "try:\n    import extra\nexcept ImportError:\n    ONE = 1\n\ndef one(response):\n    return ONE\n", "extra.py"),
+], ids=["its own module changed", "a module it would import added beside it"])
+def test_a_file_whose_folder_changed_since_is_probed_again(tmp_path, monkeypatch, beside, scorer_text, changed):
     started = _probes_counted(monkeypatch)
-    (tmp_path / "helpers.py").write_text("ONE = 1\n")
+    for name, text in beside.items():
+        (tmp_path / name).write_text(text)
     scorer = tmp_path / "custom_scorer.py"
-    scorer.write_text("from helpers import ONE\n\ndef one(response):\n    return ONE\n")
+    scorer.write_text(scorer_text)
     assert import_file(scorer, "custom_scorer.py").one("x") == 1
-    (tmp_path / "helpers.py").write_text("import os\nos._exit(5)\n")
+    (tmp_path / changed).write_text("import os\nos._exit(5)\n")
     with pytest.raises(TaskError, match=r"it ended the process importing it \(os._exit\(5\) or the like\)"):
         import_file(scorer, "custom_scorer.py")
     assert started == ["custom_scorer.py", "custom_scorer.py"]

@@ -1,6 +1,7 @@
 """Importing a benchmark's Python file first in a process of its own (the probe), where what cannot be caught in
 the run's process (os._exit, a signal, a loop, a thread or a process left running, os.fork) ends only the probe; a
-file this process probed and imported as it is now is not probed again."""
+file this process probed and imported as it is now, in a folder whose Python files are as they were, is not
+probed again."""
 
 from __future__ import annotations
 
@@ -110,15 +111,43 @@ without end filled $TMPDIR for IMPORT_TIMEOUT_S, then this process's memory as i
 nothing here and ends without a word. The child is its descendants' reaper (Linux's child subreaper), so a process started in a session of its own (`Popen(...,
 start_new_session=True)`, `setsid cmd &`), which the killing of the child's process group missed and which outlived
 every run, is seen among its children and killed."""
-PROBED: dict[Path, Digests] = {}
-"""The files this process probed and then imported whole, with the digests they and their own modules had then."""
+WALKED = 2000
+"""The most entries of a benchmark's folder looked at for its Python files; past them, its files are probed always."""
+Listing = tuple[tuple[str, int, int, int], ...]
+"""Every Python file under a folder, with its inode, size and modification time."""
+PROBED: dict[Path, tuple[Digests, Listing]] = {}
+"""The files this process probed and then imported whole: the digests they and their own modules had, and their
+folder's Python files, then."""
 
-def probed_before(path: Path, found: str) -> bool:
-    """Whether this process probed and imported `path` already as it is (digest `found`), with its own modules as
-    they are: the same bytes are not probed again (a sweep's jobs in one process compile one benchmark each)."""
-    known = PROBED.get(path.resolve(), {})
-    return known.get(path.name) == found and all(
-        _file_digest(path.parent / own) == digest for own, digest in known.items() if own != path.name)
+
+def probe_unless_known(path: Path, rel: str, found: str) -> None:
+    """`probed(path, rel)`, unless this process probed and imported `path` already as it is (digest `found`), with
+    its own modules as they are and no Python file of its folder added, removed or changed since (one a changed file
+    might import now): a sweep's jobs in one process compile one benchmark each."""
+    known, listing = PROBED.get(path.resolve()), python_files(path.parent)
+    if known is None or listing is None or known[1] != listing or known[0].get(path.name) != found or any(
+            _file_digest(path.parent / own) != digest for own, digest in known[0].items() if own != path.name):
+        probed(path, rel)
+
+
+def remember(path: Path, digests: Digests) -> None:
+    """`path` was probed and imported whole, it and its own modules as `digests` say."""
+    if (listing := python_files(path.parent)) is not None:
+        PROBED[path.resolve()] = (digests, listing)
+
+
+def python_files(folder: Path) -> Listing | None:
+    """Every Python file under `folder` (links to folders not followed), by `Listing`; None past WALKED entries."""
+    found, seen = [], 0
+    for top, dirs, files in os.walk(folder):
+        seen += len(dirs) + len(files)
+        if seen > WALKED:
+            return None
+        for name in (name for name in files if name.endswith(".py")):
+            with contextlib.suppress(OSError):
+                at = os.stat(os.path.join(top, name), follow_symlinks=False)
+                found.append((os.path.join(top, name), at.st_ino, at.st_size, at.st_mtime_ns))
+    return tuple(sorted(found))
 
 
 def _file_digest(path: Path) -> str | None:

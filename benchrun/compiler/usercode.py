@@ -23,7 +23,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import BinaryIO, Callable, Iterable, Iterator
 
-from benchrun.compiler.importprobe import PROBED, Digests, probed, probed_before
+from benchrun.compiler.importprobe import Digests, probe_unless_known, remember
 from benchrun.compiler.ownsource import (
     LOADED,
     Held,
@@ -65,8 +65,8 @@ def import_file(path: Path, rel: str, probe: bool = True, digests: Digests | Non
     found = hashlib.sha256(data).hexdigest()
     if digests is not None and found != digests.get(path.name):
         raise TaskError(CHANGED.format("it hashes", found[:12], str(digests.get(path.name))[:12]), file=rel)
-    if probe and not probed_before(path, found):
-        probed(path, rel)
+    if probe:
+        probe_unless_known(path, rel, found)
     from_source(path.parent)
     name = module_name(path)
     spec = importlib.util.spec_from_file_location(name, path, loader=Held(name, path, data))
@@ -78,7 +78,8 @@ def import_file(path: Path, rel: str, probe: bool = True, digests: Digests | Non
             spec.loader.exec_module(module)
         refuse_linked_out(path.parent, rel)
         SOURCES[name] = {path.name: found, **_own_digests(path.parent, rel, digests)}
-        PROBED[path.resolve()] = SOURCES[name] if probe else {}
+        if probe:
+            remember(path, SOURCES[name])
         files = {rel: path, **{own: path.parent / own for own in SOURCES[name] if own != path.name}}
         refuse_unseen_imports(files, path.parent)
     except BaseException:
