@@ -34,6 +34,7 @@ FOUR_LINES = "invalid options:\n  temprature: unknown\n  top_kk: unknown\nsee th
     ("tab\there, form\x0cfeed, line\u2028separator, esc\x1b[2Kape, nul\x00", "tab here, form feed, line separator, "
                                                                               "esc\ufffd[2Kape, nul\ufffd"),
     ('caf\u00e9 \ud800 and "<b>" and x < 3', 'caf\u00e9 \ufffd and "<b>" and x < 3'),
+    ("HTTP 502: <html>\n<body><script>x()</script></body></html>", "HTTP 502: an HTML page of no text"),
 ])
 def test_an_error_message_becomes_one_line(text, line):
     assert one_line(text) == line

@@ -231,6 +231,8 @@ SCAN = 16
 """Of a text over 2 x SCAN x limit characters, only the first and last SCAN x limit are read: no more can be kept."""
 ELIDED = "[...]"
 HTML_PAGE = re.compile(r"(?i)<!doctype\s+html|<html[\s>]")
+PAGE_OF_NO_TEXT = "an HTML page of no text"
+"""What a page with neither a title nor text says, quoted in a message (`<html></html>`): not nothing."""
 CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 """The control characters whitespace folding leaves (NUL, ESC, ...): each becomes U+FFFD, never reaching a terminal."""
 _OWN_TEXT = ("title", "script", "style")
@@ -276,13 +278,13 @@ def _ends(text: str, keep: int) -> str:
 
 def page_text(page: str) -> str:
     """What an HTML page says: its title, then its text unless that starts with the title (scripts, styles and tags
-    left out, entities decoded)."""
+    left out, entities decoded); PAGE_OF_NO_TEXT for neither."""
     parser = _PageText()
     parser.feed(page)
     parser.close()
     title, text = (" ".join(" ".join(parts).split()) for parts in (parser.title, parser.text))
     if not title or text.startswith(title):
-        return text
+        return text or PAGE_OF_NO_TEXT
     return f"{title}: {text}" if text else title
 
 
