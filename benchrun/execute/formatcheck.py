@@ -17,7 +17,9 @@ out of reach of its keywords, is explained by jsonschema-rs alone.
 
 from __future__ import annotations
 
+import ast
 import json
+import re
 from functools import lru_cache
 from typing import Any, Iterator
 
@@ -131,7 +133,7 @@ class FormatCheck:
             return None
         if self._full is None:
             error = next(self._fast.iter_errors(data))
-            return _said(list(error.instance_path), error.message)
+            return _said(list(error.instance_path), _rs_words(error))
         try:
             error = best_match(self._full.iter_errors(data))
             return None if error is None else _said(list(error.absolute_path), json_words(error))
@@ -160,8 +162,12 @@ def _half_pair(text: str) -> str | None:
 def json_words(error: ValidationError) -> str:
     """jsonschema's message with the answer's value (and a schema's value it quotes: VALUED) in JSON's words, not
     Python's (`true is not of type 'number'`, not `True ...`; `{"a": 1}`, not `{'a': 1}`): each is written at the
-    message's start or end, where jsonschema writes it. A schema's names (a type, a pattern) stay as jsonschema says."""
+    message's start or end, where jsonschema writes it; so are the answer's keys a message of KEYED names (`"x" was
+    unexpected`, not `'x' ...`). A schema's names (a type, a pattern) stay as jsonschema says."""
     message = error.message
+    if error.validator in KEYED:
+        keys, regexes, patterns = message.partition(REGEXES)
+        return PYTHON_STRING.sub(_json_string, keys) + regexes + patterns
     for value in (error.instance, *([error.validator_value] if error.validator in VALUED else [])):
         python, said = repr(value), json.dumps(value, ensure_ascii=False)
         if message.startswith(python):
@@ -173,6 +179,28 @@ def json_words(error: ValidationError) -> str:
 
 VALUED = ("const", "enum", "not")
 """The keywords whose value a message quotes as a value (`"x" was expected`, `... is not one of ["a", "b"]`)."""
+KEYED = ("additionalProperties", "unevaluatedProperties", "required", "dependentRequired")
+"""The keywords whose message names the answer's keys, each as Python quotes a string (`'x' was unexpected`, `'a' is a
+required property`, `'b' is a dependency of 'a'`); a key a `propertyNames` refuses is the error's value."""
+REGEXES = " not match any of the regexes: "
+"""Where additionalProperties's message beside patternProperties turns from the keys to the schema's regexes."""
+PYTHON_STRING = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
+"""A string as Python's repr writes it."""
+
+
+def _json_string(found: re.Match[str]) -> str:
+    return json.dumps(ast.literal_eval(found[0]), ensure_ascii=False)
+
+
+def _rs_words(error: jsonschema_rs.ValidationError) -> str:
+    """jsonschema-rs's message, the answer's keys it names as unexpected in JSON's words (it quotes each in `'`
+    unescaped: `'b'x'`)."""
+    unexpected = getattr(error.kind, "unexpected", None)
+    if not unexpected:
+        return error.message
+    verb = "was" if len(unexpected) == 1 else "were"
+    keys = ", ".join(json.dumps(key, ensure_ascii=False) for key in unexpected)
+    return f"{error.message.partition(' (')[0]} ({keys} {verb} unexpected)"
 
 
 def _said(path: list[Any], message: str) -> str:

@@ -9,9 +9,10 @@ from typing import Any, NamedTuple
 
 from benchrun.core.records import ENDED_IN_ERROR
 from benchrun.core.secrets import said_urls
-from benchrun.core.text import server_json
+from benchrun.core.text import NESTED, server_json
 from benchrun.execute.boundary import nests_deeper
-from benchrun.execute.runners.base import SPENT, json_kind, transient
+from benchrun.execute.runners.base import json_kind
+from benchrun.execute.runners.statuses import SPENT, defined, transient, undefined
 
 BUSY_SAID = re.compile(r"(?i)overload|rate.?limit|too many requests|temporar|unavailable|capacity|try again|"
                        r"timed? ?out|timeout|currently loading|server.?error|internal.?error")
@@ -28,10 +29,10 @@ class Said(NamedTuple):
 
 
 def status_said(status: int, message: str) -> Said:
-    """An HTTP error status and its message (`HTTP 503: ...`). A status HTTP does not define (outside 100-599: `HTTP
-    600`) is the server's error of its own kind, said so and not asked again: no class of HTTP says it may pass."""
-    if not 100 <= status <= 599:
-        return Said(False, f"HTTP {status} (a status HTTP does not define): {message}")
+    """An HTTP error status and its message (`HTTP 503: ...`); one of a status HTTP does not define (`base.defined`)
+    said so, not asked again."""
+    if not defined(status):
+        return Said(False, f"{undefined(status)}: {message}")
     return Said(transient(status, message), f"HTTP {status}: {message}")
 
 
@@ -124,7 +125,10 @@ def body_text(body: bytes, charset: str | None) -> str:
 
 def not_json(err: BaseException, body: bytes, charset: str | None) -> str:
     """A body that should be an answer and is no JSON, as an error says it: why, and its text (`body_text`), or that
-    it is empty (an Ollama answer said only `Expecting value: line 1 column 1 (char 0)` of an empty body)."""
+    it is empty (an Ollama answer said only `Expecting value: line 1 column 1 (char 0)` of an empty body); JSON nested
+    deeper than Python can follow said so, not as `not JSON` with its brackets quoted."""
+    if isinstance(err, RecursionError):
+        return f"JSON {NESTED}"
     return f"not JSON ({type(err).__name__}: {err}): {body_text(body, charset).strip() or 'an empty body'}"
 
 

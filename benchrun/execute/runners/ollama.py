@@ -15,7 +15,7 @@ from benchrun.core.recordvalues import same_model_name
 from benchrun.core.secrets import SECRETS
 from benchrun.core.serverurls import http_url
 from benchrun.core.settings import OLLAMA_KEY_ENV, OllamaConfig
-from benchrun.core.text import names_listed, one_line, writable_data
+from benchrun.core.text import NotJSON, names_listed, one_line, writable_data
 from benchrun.core.yamlfile import MAX_INT
 from benchrun.execute.boundary import TooLarge, described
 from benchrun.execute.runners.base import (
@@ -205,8 +205,9 @@ class OllamaRunner:
 
     def _not_ollama(self, err: BaseException) -> RunnerError:
         """A preflight answer that is not Ollama's: not HTTP, too large, not JSON, or not the shape of its answer."""
-        return RunnerError(f"Ollama at {self.host} answered the preflight with what is not Ollama's answer "
-                           f"({type(err).__name__}: {_said(err)}); {self.config.key('host')} must name an Ollama server")
+        said = _said(err) if isinstance(err, NotJSON) else f"{type(err).__name__}: {_said(err)}"  # NotJSON says why
+        return RunnerError(f"Ollama at {self.host} answered the preflight with what is not Ollama's answer ({said}); "
+                           f"{self.config.key('host')} must name an Ollama server")
 
     async def complete(self, messages: list[Message], schema: dict[str, Any], seed: int | None = None) -> Completion:
         request = self._request if seed is None else {**self._request, "options": with_seed(self.config.options, seed)}

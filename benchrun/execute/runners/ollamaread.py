@@ -109,7 +109,7 @@ def _as_typed(body: bytes, path: str, headers: Mapping[str, str], model: str, ch
     the official client's reader refused the whole answer), or its JSON without a chat answer's field of `_TYPED` (its
     message's of `_APART`), a field of `_SHOWN`, or `model`'s list entry's of `_LISTED`, that is not of the API's type,
     and each other model's entry as its name alone (`_listed`); NotJSON (not Ollama's answer) when it gives a key
-    twice, or for a chat answer that is no JSON, saying what came (`not_json`: an empty body); TypeError for an
+    twice, or for an answer that is no JSON, saying what came (`not_json`: an empty body); TypeError for an
     answer the client reads that is no JSON object (in its words, not the client's `ListResponse() argument after **
     must be a mapping`); Refused when it is an answer streamed in parts
     (`errorbody.streamed`, its Content-Type among the answer's `headers` saying so)."""
@@ -117,12 +117,10 @@ def _as_typed(body: bytes, path: str, headers: Mapping[str, str], model: str, ch
         answer, reread = server_reading(body)
     except NotJSON:
         raise
-    except (ValueError, RecursionError) as err:  # not JSON: a stream of answers, a chat answer saying what came, or
-        if said := streamed(body, headers.get("Content-Type", "")):  # a preflight's answer (the client says so)
+    except (ValueError, RecursionError) as err:  # not JSON: a stream of answers, or an answer saying what came
+        if said := streamed(body, headers.get("Content-Type", "")):
             raise Refused(said) from None
-        if path.endswith("/api/chat"):
-            raise NotJSON(not_json(err, body, charset)) from None
-        return body
+        raise NotJSON(not_json(err, body, charset)) from None
     if not isinstance(answer, dict) and path.endswith(_OBJECTS):
         raise TypeError(f"the answer is {json_kind(answer)}, not a JSON object")
     if not isinstance(answer, dict):

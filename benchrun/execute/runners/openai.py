@@ -31,7 +31,7 @@ from benchrun.execute.runners.base import (
     unproxied,
     with_seed,
 )
-from benchrun.execute.runners.errorbody import Said, error_said, server_message, status_said
+from benchrun.execute.runners.errorbody import Said, error_said, not_json, server_message, status_said
 from benchrun.execute.runners.http import client_options
 from benchrun.execute.runners.llamaschema import readable
 from benchrun.execute.runners.openaianswer import APIError, completion_of, said_of
@@ -131,13 +131,14 @@ class OpenAIRunner:
         return [m for m in models if isinstance(m, dict)]
 
     def _list_body(self, response: httpx.Response) -> Any:
-        """GET /models's body of 200 as JSON, None where it is not JSON; RunnerError where it gives a key twice."""
+        """GET /models's body of 200 as JSON; RunnerError where it is no JSON (saying what came, as of a chat answer:
+        `errorbody.not_json`) or gives a key twice."""
         try:
             return server_json(response.content)
         except NotJSON as err:
             raise self._no_list(err) from None
-        except (ValueError, RecursionError):
-            return None
+        except (ValueError, RecursionError) as err:
+            raise self._no_list(NotJSON(not_json(err, response.content, response.charset_encoding))) from None
 
     async def _listing(self) -> httpx.Response:
         """GET /models's answer, whatever its status; RunnerError where none came."""
@@ -163,7 +164,7 @@ class OpenAIRunner:
 
     def _no_list(self, err: BaseException | None = None) -> RunnerError:
         """GET /models answered without a model list: not HTTP, too large, not JSON, or not its shape."""
-        why = f" ({type(err).__name__}: {err})" if err else ""
+        why = "" if err is None else f" ({err})" if isinstance(err, NotJSON) else f" ({type(err).__name__}: {err})"
         return RunnerError(f"the server at {self.base_url} answered GET /models without a model list{why}; "
                            f"{self._api_root}")
 

@@ -1,0 +1,62 @@
+"""Helpers for the thirty-fourth hostile pass of the asking side."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from benchrun.execute.formatcheck import FormatCheck
+from benchrun.testing.chat import Reply
+from benchrun.testing.http_fake import Response
+from benchrun.testing.ollama_server import FakeOllama
+from benchrun.testing.openai_server import FakeOpenAI
+from tests.helpers.answers import listbench_answer
+from tests.helpers.commands import call_benchrun
+from tests.helpers.p24_execute import asked, ollama_run, once, openai_run
+
+CHAT = {"ollama": b'{"model": "m", "done": true, "message": {"role": "assistant", "content": "{\\"answer\\": 1}"}}',
+        "openai": b'{"choices": [{"message": {"role": "assistant", "content": "{\\"answer\\": 1}"}}]}'}
+"""A whole chat answer (of a wrong product) of each runner."""
+
+
+def first_answered(tmp_path: Path, runner: str, answer: bytes) -> tuple[Any, Any, int, list[str]]:
+    """What a run of the product task against a fake of `runner` recorded of the sample whose first answer is the
+    whole HTTP response `answer`."""
+    responder = once(Reply(wire=answer))
+    done = ollama_run(tmp_path, responder) if runner == "ollama" else openai_run(tmp_path, responder)[1]
+    assert (done.returncode, done.stderr) == (0, "")
+    return asked(done.stdout)
+
+
+def preflight_said(tmp_path: Path, path: str, body: bytes) -> Any:
+    """A run of the product task against a fake Ollama answering GET or POST `path` with `body` (a 200)."""
+    with FakeOllama(models=["llama3.2"], responder=listbench_answer) as fake:
+        answered = fake.dispatch
+        fake.dispatch = lambda request: Response(200, body) if request.path == path else answered(request)
+        done = call_benchrun(f"runner.host={fake.url}", "cache=false", "task.only=[product]",
+                             f"outputs={tmp_path / 'outputs'}", cwd=tmp_path)
+        return done.returncode, done.stderr.replace(fake.url, "{url}")
+
+
+def models_said(tmp_path: Path, body: bytes) -> Any:
+    """A run of the product task against an OpenAI-compatible fake answering GET /v1/models with `body` (a 200)."""
+    def listing(request):
+        return Response(200, body) if request.path == "/v1/models" else None
+    with FakeOpenAI(models=["m"], responder=listbench_answer) as fake:
+        answered = fake.dispatch
+        fake.dispatch = lambda request: listing(request) or answered(request)
+        done = call_benchrun("runner=openai", f"runner.base_url={fake.url}", "runner.model=m", "cache=false",
+                             "task.only=[product]", f"outputs={tmp_path / 'outputs'}", cwd=tmp_path)
+        return done.returncode, done.stderr.replace(fake.url, "{url}")
+
+
+KEYED = FormatCheck({"type": "object", "properties": {"a": {"type": "integer"}, "b\"q": {}}, "required": ["a"],
+                     "dependentRequired": {"a": ["b\"q"]}, "additionalProperties": False})
+"""A format of a required key `a`, which asks for a key `b"q` beside it, and no other key."""
+MATCHED = FormatCheck({"type": "object", "patternProperties": {"^a": {}}, "additionalProperties": False,
+                       "propertyNames": {"maxLength": 3}})
+"""A format of keys that start with `a`, none longer than 3 characters."""
+UNEVALUATED = FormatCheck({"type": "object", "properties": {"a": {}}, "unevaluatedProperties": False})
+"""A format of a key `a` and no other, by unevaluatedProperties."""
+RS_EXPLAINED = FormatCheck({"type": "object", "patternProperties": {"^a": {}}, "unevaluatedProperties": False})
+"""A format explained by jsonschema-rs alone (unevaluatedProperties beside patternProperties)."""

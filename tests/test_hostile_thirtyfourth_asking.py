@@ -1,0 +1,98 @@
+"""The thirty-fourth hostile pass of issue 19, the asking side.
+
+1. a status below 100 (`HTTP/1.1 099 Odd`), which the HTTP parser refuses, was asked again, where one above 599 is
+   not: one rule for a status HTTP does not define (`runners.statuses.defined`, `undefined`), said once, not asked
+   again (`runners.base.transport_failure`); an earlier test expected a second try
+2. a 205 Reset Content (whose body HTTP says is none) and a 202 Accepted (whose body says how the request stands, not
+   its answer) were taken as a whole answer, their JSON parsed and recorded: refused as the 206 is, and asked again
+   (`runners.http.NOT_AN_ANSWER`)
+3. an Ollama preflight's answer that is no JSON was said in the JSON reader's words alone (`(JSONDecodeError: Expecting
+   value: ...)`) where a chat answer says `not JSON (...)` with the body: both say it alike (`runners.ollamaread
+   ._as_typed`, `OllamaRunner._not_ollama`); an answer of JSON nested deeper than Python follows, said `not JSON
+   (RecursionError: ...): [[[[...` of a chat answer, is said `JSON nested deeper than Python can follow` by every
+   runner (`runners.errorbody.not_json`); an OpenAI-compatible server's model list that is no JSON, said `answered GET
+   /models without a model list` and nothing of what came, says it by the same rule (`OpenAIRunner._list_body`);
+   earlier tests expected the old words
+4. a format check's detail quoted the answer's keys as Python writes them (`Additional properties are not allowed ('x'
+   was unexpected)`, `'a' is a required property`, `'b' is a dependency of 'a'`; jsonschema-rs's `('b'x' was
+   unexpected)`, a quote in a key not even escaped) where its values are said in JSON's: the keys too
+   (`execute.formatcheck.json_words`, `_rs_words`), for every keyword whose message names keys; a regex, a schema's
+   name, stays as jsonschema says it. Nothing reads a detail back (rescore compares metrics, verify counts details):
+   older archives verify and rescore as before. Earlier tests expected the old words
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from benchrun.core.errors import EXIT
+from tests.helpers.p34_asking import (
+    CHAT,
+    KEYED,
+    MATCHED,
+    RS_EXPLAINED,
+    UNEVALUATED,
+    first_answered,
+    models_said,
+    preflight_said,
+)
+from tests.helpers.wire import wire
+
+
+@pytest.mark.parametrize(("check", "answer", "detail"), [
+    (KEYED, {"a": 1, "b\"q": 2, "it's": 3, "x\n": 4}, 'Additional properties are not allowed ("it\'s", "x\\n" were '
+                                                      'unexpected)'),
+    (KEYED, {"b\"q": 1}, '"a" is a required property'), (KEYED, {"a": 1}, '"b\\"q" is a dependency of "a"'),
+    (MATCHED, {"a": 1, "b\u00e9": 2}, '"b\u00e9" does not match any of the regexes: \'^a\''),
+    (MATCHED, {"abcd": 1}, '"abcd" is too long'),
+    (UNEVALUATED, {"a": 1, "q'": 2, "r": 3}, 'Unevaluated properties are not allowed ("q\'", "r" were unexpected)'),
+    (RS_EXPLAINED, {"b'x": 1, "\u00e9": 2}, 'Unevaluated properties are not allowed ("b\'x", "\u00e9" were '
+                                            'unexpected)')])
+def test_a_format_checks_detail_says_the_answers_keys_in_jsons_words(check, answer, detail):
+    assert check.problem(json.dumps(answer)) == detail
+
+
+@pytest.mark.parametrize("runner", ["ollama", "openai"])
+def test_a_status_below_100_is_said_once_not_asked_again(tmp_path, runner):
+    recorded = first_answered(tmp_path, runner, wire(b'{"error": "odd"}', status="099 Odd"))
+    said = "HTTP 99 (a status HTTP does not define)"
+    assert recorded == (None, {"type": "RemoteProtocolError", "message": said}, 1, [said])
+
+
+@pytest.mark.parametrize(("runner", "status", "said"), [
+    ("ollama", "205 Reset Content", "HTTP 205: an answer that has no body (Reset Content), which HTTP says of a 205"),
+    ("openai", "205 Reset Content", "HTTP 205: an answer that has no body (Reset Content), which HTTP says of a 205"),
+    ("openai", "202 Accepted", "HTTP 202: accepted, not yet answered (Accepted), whose body says how the request "
+                               "stands, not its answer")])
+def test_a_success_whose_body_is_no_answer_is_not_taken_as_one(tmp_path, runner, status, said):
+    recorded = first_answered(tmp_path, runner, wire(CHAT[runner], status=status))
+    assert recorded == ('{"answer": 6}', None, 2, [f"{said}: not taken as a whole answer"])
+
+
+NOT_OLLAMAS = "benchrun: error: Ollama at {url} answered the preflight with what is not Ollama's answer"
+
+
+@pytest.mark.parametrize(("path", "body", "said"), [
+    ("/api/tags", b"", "not JSON (JSONDecodeError: Expecting value: line 1 column 1 (char 0)): an empty body"),
+    ("/api/show", b"Not Found", "not JSON (JSONDecodeError: Expecting value: line 1 column 1 (char 0)): Not Found"),
+    ("/api/version", b"[" * 5000 + b"]" * 5000, "JSON nested deeper than Python can follow")])
+def test_a_preflight_answer_that_is_no_json_says_what_came_as_a_chat_answer_does(tmp_path, path, body, said):
+    assert preflight_said(tmp_path, path, body) == (EXIT["runner"], (
+        f"{NOT_OLLAMAS} ({said}); runner.host must name an Ollama server\n"))
+
+
+def test_a_model_list_that_is_no_json_says_what_came(tmp_path):
+    assert models_said(tmp_path, b"<p>busy</p>") == (EXIT["runner"], (
+        "benchrun: error: the server at {url} answered GET /models without a model list (not JSON (JSONDecodeError: "
+        "Expecting value: line 1 column 1 (char 0)): <p>busy</p>); runner.base_url is the API root, usually ending in "
+        "/v1\n"))
+
+
+@pytest.mark.parametrize(("runner", "kind", "said"), [("ollama", "NotJSON", "not Ollama's chat answer"),
+                                                      ("openai", "APIError", "not a chat completion")])
+def test_a_chat_answer_nested_deeper_than_python_follows_is_said_so(tmp_path, runner, kind, said):
+    said = f"{said}: JSON nested deeper than Python can follow"
+    recorded = first_answered(tmp_path, runner, wire(b"[" * 5000 + b"]" * 5000))
+    assert recorded == (None, {"type": kind, "message": said}, 1, [said])
