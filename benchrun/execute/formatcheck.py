@@ -31,6 +31,7 @@ from jsonschema.validators import extend
 from benchrun.core.errors import ArchiveError
 from benchrun.core.layout import MANIFEST
 from benchrun.core.text import NESTED, SURROGATE, SURROGATE_ESCAPE, NotJSON, json_value, one_line
+from benchrun.execute.formatitems import items_taken, pruned_items
 from benchrun.execute.formatwords import asserted, format_checker
 
 
@@ -114,7 +115,8 @@ class FormatCheck:
         except jsonschema_rs.ValidationError as err:  # a manifest the compiler never wrote (its id made to match)
             raise ArchiveError(f"a format's JSON schema is not a JSON Schema ({one_line(str(err), 200)}); the "
                                "compiler writes none such", file=MANIFEST) from None
-        self._full = None if _holds_both(schema) else Explainer(schema, format_checker=format_checker())
+        self._full = None if _holds_both(schema) else extend(Explainer, {"items": pruned_items(items_taken(schema))})(
+            schema, format_checker=format_checker())
 
     def problem(self, text: str) -> str | None:
         """None when `text` is JSON valid in the format, else what is wrong."""

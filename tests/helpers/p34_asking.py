@@ -60,3 +60,11 @@ UNEVALUATED = FormatCheck({"type": "object", "properties": {"a": {}}, "unevaluat
 """A format of a key `a` and no other, by unevaluatedProperties."""
 RS_EXPLAINED = FormatCheck({"type": "object", "patternProperties": {"^a": {}}, "unevaluatedProperties": False})
 """A format explained by jsonschema-rs alone (unevaluatedProperties beside patternProperties)."""
+
+
+TAGGED = {"type": "object", "properties": {
+    "tags": {"type": "array", "items": {"anyOf": [{"type": "integer"}, {"type": "string"}]}},
+    "points": {"type": "array", "items": {"$ref": "#/$defs/Point"}}, "n": {"type": "integer"}},
+    "$defs": {"Point": {"type": "object", "properties": {"x": {"anyOf": [{"type": "integer"}, {"type": "null"}]}}}}}
+"""A format of tags, numbers or strings (as pydantic writes a `list[int | str]`), points of a class of its own whose
+`x` may be null, and a count."""
