@@ -21,7 +21,7 @@ import ast
 import json
 import re
 from functools import lru_cache
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import jsonschema_rs
 from jsonschema import Draft202012Validator, ValidationError
@@ -31,7 +31,7 @@ from jsonschema.validators import extend
 from benchrun.core.errors import ArchiveError
 from benchrun.core.layout import MANIFEST
 from benchrun.core.text import NESTED, SURROGATE, SURROGATE_ESCAPE, NotJSON, json_value, one_line
-from benchrun.execute.formatitems import items_taken, pruned_items
+from benchrun.execute.formatitems import Taken, items_taken, pruned_items
 from benchrun.execute.formatwords import asserted, format_checker
 
 
@@ -71,8 +71,7 @@ def _additional_properties(validator: Any, additional: Any, instance: Any,
     if not patterns or not validator.is_type(instance, "object"):
         yield from ADDITIONAL(validator, additional, instance, schema)
         return
-    known = schema.get("properties", {})
-    extras = sorted(key for key in instance if key not in known and not any(search(p, key) for p in patterns))
+    extras = _extras(instance, schema)
     if validator.is_type(additional, "object"):
         for extra in extras:
             yield from validator.descend(instance[extra], additional, path=extra)
@@ -80,6 +79,28 @@ def _additional_properties(validator: Any, additional: Any, instance: Any,
         verb = "does" if len(extras) == 1 else "do"
         yield ValidationError(f"{', '.join(map(repr, extras))} {verb} not match any of the regexes: "
                               f"{', '.join(map(repr, sorted(patterns)))}")
+
+
+def _extras(instance: dict[str, Any], schema: dict[str, Any]) -> list[str]:
+    """The keys of `instance` that neither `properties` nor `patternProperties` (matched by `search`) name, sorted."""
+    known, patterns = schema.get("properties", {}), schema.get("patternProperties", {})
+    return sorted(key for key in instance if key not in known and not any(search(p, key) for p in patterns))
+
+
+def _pruned_additional(taken: Callable[[Any], Taken | None]) -> Callable[..., Iterator[ValidationError]]:
+    """`_additional_properties`, descending only into the values (of the keys it weighs) that `taken` does not take
+    (`formatitems`; in sorted order, where jsonschema's own took a set's)."""
+
+    def additional_properties(validator: Any, additional: Any, instance: Any,
+                              schema: dict[str, Any]) -> Iterator[ValidationError]:
+        fits = taken(additional) if validator.is_type(instance, "object") else None
+        if fits is None:
+            yield from _additional_properties(validator, additional, instance, schema)
+            return
+        for extra in _extras(instance, schema):
+            if not fits(instance[extra]):
+                yield from validator.descend(instance[extra], additional, path=extra)
+    return additional_properties
 
 
 UNIQUE = jsonschema_rs.validator_for({"uniqueItems": True})
@@ -99,6 +120,12 @@ Explainer = extend(Draft202012Validator, {"pattern": _pattern, "patternPropertie
 """jsonschema's draft 2020-12 validator, its regexes matched by `search`, its items' uniqueness by jsonschema-rs."""
 
 
+def _pruned(schema: dict[str, Any]) -> Any:
+    """Explainer for `schema`, descending only into the items and extra keys' values jsonschema-rs does not take."""
+    taken = items_taken(schema)
+    return extend(Explainer, {"items": pruned_items(taken), "additionalProperties": _pruned_additional(taken)})
+
+
 def _holds_both(schema: Any) -> bool:
     """Whether a schema gives `unevaluatedProperties` and `patternProperties` (anywhere: jsonschema weighs the keys
     of the first against the regexes of the second with `re`, in code no keyword of its own can replace)."""
@@ -115,8 +142,7 @@ class FormatCheck:
         except jsonschema_rs.ValidationError as err:  # a manifest the compiler never wrote (its id made to match)
             raise ArchiveError(f"a format's JSON schema is not a JSON Schema ({one_line(str(err), 200)}); the "
                                "compiler writes none such", file=MANIFEST) from None
-        self._full = None if _holds_both(schema) else extend(Explainer, {"items": pruned_items(items_taken(schema))})(
-            schema, format_checker=format_checker())
+        self._full = None if _holds_both(schema) else _pruned(schema)(schema, format_checker=format_checker())
 
     def problem(self, text: str) -> str | None:
         """None when `text` is JSON valid in the format, else what is wrong."""

@@ -64,7 +64,8 @@ RS_EXPLAINED = FormatCheck({"type": "object", "patternProperties": {"^a": {}}, "
 
 TAGGED = {"type": "object", "properties": {
     "tags": {"type": "array", "items": {"anyOf": [{"type": "integer"}, {"type": "string"}]}},
-    "points": {"type": "array", "items": {"$ref": "#/$defs/Point"}}, "n": {"type": "integer"}},
+    "points": {"type": "array", "items": {"$ref": "#/$defs/Point"}}, "n": {"type": "integer"},
+    "named": {"type": "object", "additionalProperties": {"anyOf": [{"type": "integer"}, {"type": "string"}]}}},
     "$defs": {"Point": {"type": "object", "properties": {"x": {"anyOf": [{"type": "integer"}, {"type": "null"}]}}}}}
 """A format of tags, numbers or strings (as pydantic writes a `list[int | str]`), points of a class of its own whose
-`x` may be null, and a count."""
+`x` may be null, a count, and numbers or strings by name (`dict[str, int | str]`)."""
