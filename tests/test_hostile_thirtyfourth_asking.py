@@ -24,6 +24,14 @@
    event loop 3.5 s (a value of `dict[str, int | str]` alike, 4.4 s). jsonschema-rs (1-2 µs an item) says which items
    the `items` schema takes (which values `additionalProperties`'s), and the explanation descends into the others only
    (`execute.formatitems`, `formatcheck._pruned_additional`): the same detail, 0.07 s
+6. an answer not in its format whose server said why was said in the JSON reader's words alone: an OpenAI `refusal`
+   (content none: `invalid JSON: Expecting value: line 1 column 1 (char 0)`), or a thinking model's text left empty
+   while its `thinking` (Ollama) or `reasoning_content` / `reasoning` (OpenAI-compatible) holds what it meant to
+   answer. The detail says why, as a judge's reply says a refusal (`execute.formatcheck.said_why`, one rule for the
+   answer's format check and the judge's reply, which says the empty reply beside its thinking too)
+7. an answer whose head (status line and headers) is longer than the HTTP client reads (a header of 1 MB) was said in
+   the HTTP parser's words alone, `Receive buffer too long`: said `the answer's head (its status line and headers) is
+   longer than 100 KiB, the most the HTTP client reads` (`runners.base.transport_failure`), asked again as before
 """
 
 from __future__ import annotations
@@ -33,7 +41,7 @@ import json
 import pytest
 
 from benchrun.core.errors import EXIT
-from benchrun.execute.formatcheck import Explainer, FormatCheck
+from benchrun.execute.formatcheck import Explainer, FormatCheck, said_why
 from tests.helpers.p34_asking import (
     CHAT,
     KEYED,
@@ -42,6 +50,7 @@ from tests.helpers.p34_asking import (
     TAGGED,
     UNEVALUATED,
     first_answered,
+    format_said,
     models_said,
     preflight_said,
 )
@@ -123,3 +132,28 @@ def test_a_formats_explanation_walks_only_the_items_it_does_not_take(monkeypatch
 
     monkeypatch.setitem(Explainer.VALIDATORS, "anyOf", any_of)
     assert (FormatCheck(TAGGED).problem(json.dumps(answer)), len(walked)) == (detail, explained)
+
+
+EXPECTING = "invalid JSON: Expecting value: line 1 column 1 (char 0)"
+
+
+@pytest.mark.parametrize(("runner", "message", "why"), [
+    ("ollama", {"content": "", "thinking": '{"answer": 6}'},
+     "the answer is empty, where its thinking (kept in the record's extra) holds 13 characters"),
+    ("openai", {"content": "", "reasoning_content": '{"answer": 6}'},
+     "the answer is empty, where its reasoning_content (kept in the record's extra) holds 13 characters"),
+    ("openai", {"content": None, "refusal": "I cannot"}, 'the model refused: "I cannot"')])
+def test_an_answer_not_in_its_format_says_why_its_server_said(tmp_path, runner, message, why):
+    assert format_said(tmp_path, runner, message) == ({"format_valid": 0}, f"{EXPECTING} ({why})")
+
+
+def test_a_judges_reply_left_empty_beside_its_thinking_says_so():
+    assert said_why("stop", {"reasoning": "x" * 2000}, "", "the reply", "the judge's token limit", "the judge") == (
+        "the reply is empty, where its reasoning (kept in the record's extra) holds 2,000 characters")
+
+
+@pytest.mark.parametrize("runner", ["ollama", "openai"])
+def test_an_answers_head_longer_than_the_client_reads_says_so(tmp_path, runner):
+    head = wire(CHAT[runner]).replace(b"\r\n\r\n", b"\r\nX-Big: " + b"a" * 200_000 + b"\r\n\r\n", 1)
+    assert first_answered(tmp_path, runner, head) == ('{"answer": 6}', None, 2, [
+        "the answer's head (its status line and headers) is longer than 100 KiB, the most the HTTP client reads"])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -11,8 +12,10 @@ from benchrun.testing.http_fake import Response
 from benchrun.testing.ollama_server import FakeOllama
 from benchrun.testing.openai_server import FakeOpenAI
 from tests.helpers.answers import listbench_answer
-from tests.helpers.commands import call_benchrun
+from tests.helpers.archives import read_jsonl
+from tests.helpers.commands import call_benchrun, run_dir_of
 from tests.helpers.p24_execute import asked, ollama_run, once, openai_run
+from tests.helpers.wire import wire
 
 CHAT = {"ollama": b'{"model": "m", "done": true, "message": {"role": "assistant", "content": "{\\"answer\\": 1}"}}',
         "openai": b'{"choices": [{"message": {"role": "assistant", "content": "{\\"answer\\": 1}"}}]}'}
@@ -69,3 +72,16 @@ TAGGED = {"type": "object", "properties": {
     "$defs": {"Point": {"type": "object", "properties": {"x": {"anyOf": [{"type": "integer"}, {"type": "null"}]}}}}}
 """A format of tags, numbers or strings (as pydantic writes a `list[int | str]`), points of a class of its own whose
 `x` may be null, a count, and numbers or strings by name (`dict[str, int | str]`)."""
+
+
+def format_said(tmp_path: Path, runner: str, message: dict[str, Any]) -> Any:
+    """The format_valid record's metrics and detail of the sample a fake of `runner` first answers with a chat answer
+    whose message is `message` (its content, and what it says beside)."""
+    said = {"role": "assistant", **message}
+    body = {"model": "m", "done": True, "message": said} if runner == "ollama" else {"choices": [{"message": said}]}
+    responder = once(Reply(wire=wire(json.dumps(body).encode())))
+    done = ollama_run(tmp_path, responder) if runner == "ollama" else openai_run(tmp_path, responder)[1]
+    assert (done.returncode, done.stderr) == (0, "")
+    [score] = [s for s in read_jsonl(run_dir_of(done.stdout) / "scores.jsonl")
+               if (s["id"], s["scorer"]) == ("product:a=2,b=3", "format_valid")]
+    return score["metrics"], score["detail"]

@@ -15,6 +15,7 @@ from typing import Any, Callable, Mapping, Protocol
 from urllib.parse import urlsplit
 
 import h11
+import httpcore
 import httpx
 from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_exponential_jitter
 
@@ -92,7 +93,8 @@ def transport_failure(err: Exception) -> Retryable | Refused | OSError:
     if _unparsable(err):
         if below := UNDEFINED_STATUS.search(message):
             return Refused(undefined(int(below[1])))
-        return BrokenAnswer(SWITCHED if "_SWITCH_UPGRADE" in message else message)
+        return BrokenAnswer(SWITCHED if "_SWITCH_UPGRADE" in message else HEAD_TOO_LONG if message == LONG_HEAD else
+                            message)
     if isinstance(err, (ConnectionError, httpx.ConnectError, httpx.ConnectTimeout)):
         return Unreachable(message)
     return Dropped(message) if isinstance(err, (httpx.NetworkError, httpx.RemoteProtocolError)) else Retryable(message)
@@ -114,6 +116,10 @@ def _bytes_said(found: re.Match[str]) -> str:
 
 UNDEFINED_STATUS = re.compile(r"^InformationalResponse status_code should be in range \[100, 200\), not (\d+)$")
 """How the HTTP parser (h11) refuses a status below 100 (`HTTP/1.1 099`), in its class's words."""
+LONG_HEAD = "Receive buffer too long"
+"""How the HTTP parser (h11) refuses an answer whose head is longer than the client lets it read (a header of 1 MB)."""
+HEAD_TOO_LONG = (f"the answer's head (its status line and headers) is longer than "
+                 f"{httpcore.AsyncHTTP11Connection.MAX_INCOMPLETE_EVENT_SIZE // 1024} KiB, the most the HTTP client reads")
 SWITCHED = "HTTP 101: the server switched to another protocol, which benchrun never asks for (it sends no Upgrade)"
 """A 101 answer, which the HTTP parser (h11) names by its own event (`Received server _SWITCH_UPGRADE event without a
 pending proposal`)."""
