@@ -28,7 +28,9 @@
    (content none: `invalid JSON: Expecting value: line 1 column 1 (char 0)`), or a thinking model's text left empty
    while its `thinking` (Ollama) or `reasoning_content` / `reasoning` (OpenAI-compatible) holds what it meant to
    answer. The detail says why, as a judge's reply says a refusal (`execute.formatcheck.said_why`, one rule for the
-   answer's format check and the judge's reply, which says the empty reply beside its thinking too)
+   answer's format check and the judge's reply, which says the empty reply beside its thinking too); a refusal given
+   as a content part (`{"type": "refusal", "refusal": ...}`, OpenAI's) is the answer's refusal as a message's
+   `refusal` is (`runners.openaianswer._refused`), its parts kept as they came
 7. an answer whose head (status line and headers) is longer than the HTTP client reads (a header of 1 MB) was said in
    the HTTP parser's words alone, `Receive buffer too long`: said `the answer's head (its status line and headers) is
    longer than 100 KiB, the most the HTTP client reads` (`runners.base.transport_failure`), asked again as before
@@ -142,7 +144,8 @@ EXPECTING = "invalid JSON: Expecting value: line 1 column 1 (char 0)"
      "the answer is empty, where its thinking (kept in the record's extra) holds 13 characters"),
     ("openai", {"content": "", "reasoning_content": '{"answer": 6}'},
      "the answer is empty, where its reasoning_content (kept in the record's extra) holds 13 characters"),
-    ("openai", {"content": None, "refusal": "I cannot"}, 'the model refused: "I cannot"')])
+    ("openai", {"content": None, "refusal": "I cannot"}, 'the model refused: "I cannot"'),
+    ("openai", {"content": [{"type": "refusal", "refusal": "I cannot"}]}, 'the model refused: "I cannot"')])
 def test_an_answer_not_in_its_format_says_why_its_server_said(tmp_path, runner, message, why):
     assert format_said(tmp_path, runner, message) == ({"format_valid": 0}, f"{EXPECTING} ({why})")
 
