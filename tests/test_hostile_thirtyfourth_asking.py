@@ -34,6 +34,9 @@
 7. an answer whose head (status line and headers) is longer than the HTTP client reads (a header of 1 MB) was said in
    the HTTP parser's words alone, `Receive buffer too long`: said `the answer's head (its status line and headers) is
    longer than 100 KiB, the most the HTTP client reads` (`runners.base.transport_failure`), asked again as before
+8. an error status whose phrase holds a byte past ASCII (`HTTP/1.1 400 B\xe4d`, Latin-1; or UTF-8), its body saying
+   nothing, was said `HTTP 400: Bd`, a word the server did not write (httpx's `reason_phrase` leaves such bytes out):
+   the phrase is read from the status line's bytes, as UTF-8 where it is, else Latin-1 (`runners.errorbody.reason_of`)
 """
 
 from __future__ import annotations
@@ -160,3 +163,11 @@ def test_an_answers_head_longer_than_the_client_reads_says_so(tmp_path, runner):
     head = wire(CHAT[runner]).replace(b"\r\n\r\n", b"\r\nX-Big: " + b"a" * 200_000 + b"\r\n\r\n", 1)
     assert first_answered(tmp_path, runner, head) == ('{"answer": 6}', None, 2, [
         "the answer's head (its status line and headers) is longer than 100 KiB, the most the HTTP client reads"])
+
+
+@pytest.mark.parametrize(("runner", "kind", "phrase"), [("ollama", "ResponseError", "Bäd".encode("latin-1")),
+                                                        ("openai", "APIError", "Bäd".encode())])
+def test_a_status_phrase_past_ascii_is_quoted_whole(tmp_path, runner, kind, phrase):
+    answer = b"HTTP/1.1 400 " + phrase + b"\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+    assert first_answered(tmp_path, runner, answer) == (None, {"type": kind, "message": "HTTP 400: Bäd"}, 1,
+                                                        ["HTTP 400: Bäd"])

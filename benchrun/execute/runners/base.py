@@ -119,7 +119,8 @@ UNDEFINED_STATUS = re.compile(r"^InformationalResponse status_code should be in 
 LONG_HEAD = "Receive buffer too long"
 """How the HTTP parser (h11) refuses an answer whose head is longer than the client lets it read (a header of 1 MB)."""
 HEAD_TOO_LONG = (f"the answer's head (its status line and headers) is longer than "
-                 f"{httpcore.AsyncHTTP11Connection.MAX_INCOMPLETE_EVENT_SIZE // 1024} KiB, the most the HTTP client reads")
+                 f"{httpcore.AsyncHTTP11Connection.MAX_INCOMPLETE_EVENT_SIZE // 1024} KiB, the most the HTTP client "
+                 "reads")
 SWITCHED = "HTTP 101: the server switched to another protocol, which benchrun never asks for (it sends no Upgrade)"
 """A 101 answer, which the HTTP parser (h11) names by its own event (`Received server _SWITCH_UPGRADE event without a
 pending proposal`)."""

@@ -7,6 +7,8 @@ import json
 import re
 from typing import Any, NamedTuple
 
+import httpx
+
 from benchrun.core.records import ENDED_IN_ERROR
 from benchrun.core.secrets import said_urls
 from benchrun.core.text import NESTED, server_json
@@ -50,6 +52,18 @@ def server_message(body: bytes, charset: str | None, reason: str) -> str:
     if error is None or (not _finite(error) and len(body) <= UNHELD_QUOTED):
         return body_text(body, charset).strip() or _unsaid(reason)
     return quoted(error).strip() or _unsaid(reason)
+
+
+def reason_of(response: httpx.Response) -> str:
+    """The status line's phrase as the server wrote it: as UTF-8 where it is, else as Latin-1 (the obs-text HTTP
+    allows there); httpx's `reason_phrase` leaves out each byte past ASCII (`400 B\xe4d` said `HTTP 400: Bd`)."""
+    raw = response.extensions.get("reason_phrase")
+    if not isinstance(raw, bytes):
+        return response.reason_phrase
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw.decode("latin-1")
 
 
 def _unsaid(reason: str) -> str:

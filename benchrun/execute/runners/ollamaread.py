@@ -13,7 +13,7 @@ import httpx
 from benchrun.core.officialclient import ollama_package
 from benchrun.core.text import NotJSON, server_reading
 from benchrun.execute.runners.base import BusySaid, Refused, json_count, json_kind
-from benchrun.execute.runners.errorbody import error_in_200, not_json, said_error, server_message, streamed
+from benchrun.execute.runners.errorbody import error_in_200, not_json, reason_of, said_error, server_message, streamed
 
 ollama = ollama_package()
 
@@ -66,7 +66,7 @@ def as_typed_hook(model: str) -> Callable[[httpx.Response], Awaitable[None]]:
             response.stream = _AsTyped(response.stream, response.request.url.path, response.headers, model,
                                        response.charset_encoding)
         else:
-            response.stream = _ErrorSaid(response.stream, response.charset_encoding, response.reason_phrase)
+            response.stream = _ErrorSaid(response.stream, response.charset_encoding, reason_of(response))
             response.encoding = "utf-8"
     return hook
 

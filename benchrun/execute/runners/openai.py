@@ -31,7 +31,7 @@ from benchrun.execute.runners.base import (
     unproxied,
     with_seed,
 )
-from benchrun.execute.runners.errorbody import Said, error_said, not_json, server_message, status_said
+from benchrun.execute.runners.errorbody import Said, error_said, not_json, reason_of, server_message, status_said
 from benchrun.execute.runners.http import client_options
 from benchrun.execute.runners.llamaschema import readable
 from benchrun.execute.runners.openaianswer import APIError, completion_of, said_of
@@ -298,7 +298,7 @@ class OpenAIRunner:
         data (benchrun.core.records.ErrorInfo, benchrun.core.errors.BenchrunError) and where it is printed."""
         if response.status_code in (401, 403):
             return self._key_refused(response.status_code)
-        return server_message(response.content, response.charset_encoding, response.reason_phrase)
+        return server_message(response.content, response.charset_encoding, reason_of(response))
 
     def request_settings(self) -> dict[str, Any]:
         """The model, the options sent (as chat-completions fields) and how the schema is sent."""
