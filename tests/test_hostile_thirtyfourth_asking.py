@@ -51,6 +51,7 @@ from tests.helpers.p34_asking import (
     CHAT,
     KEYED,
     MATCHED,
+    PATTERNED,
     RS_EXPLAINED,
     TAGGED,
     UNEVALUATED,
@@ -70,6 +71,8 @@ ANY_OF = Explainer.VALIDATORS["anyOf"]
     (KEYED, {"b\"q": 1}, '"a" is a required property'), (KEYED, {"a": 1}, '"b\\"q" is a dependency of "a"'),
     (MATCHED, {"a": 1, "b\u00e9": 2}, '"b\u00e9" does not match any of the regexes: \'^a\''),
     (MATCHED, {"abcd": 1}, '"abcd" is too long'),
+    (PATTERNED, {"b not match any of the regexes: 'x": 1, "c": 2},
+     '"b not match any of the regexes: \'x", "c" do not match any of the regexes: \'^a\''),
     (UNEVALUATED, {"a": 1, "q'": 2, "r": 3}, 'Unevaluated properties are not allowed ("q\'", "r" were unexpected)'),
     (RS_EXPLAINED, {"b'x": 1, "\u00e9": 2}, 'Unevaluated properties are not allowed ("b\'x", "\u00e9" were '
                                             'unexpected)')])

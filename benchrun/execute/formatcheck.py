@@ -214,8 +214,7 @@ def json_words(error: ValidationError) -> str:
     unexpected`, not `'x' ...`). A schema's names (a type, a pattern) stay as jsonschema says."""
     message = error.message
     if error.validator in KEYED:
-        keys, regexes, patterns = message.partition(REGEXES)
-        return PYTHON_STRING.sub(_json_string, keys) + regexes + patterns
+        return _keys_said(message)
     for value in (error.instance, *([error.validator_value] if error.validator in VALUED else [])):
         python, said = repr(value), json.dumps(value, ensure_ascii=False)
         if message.startswith(python):
@@ -230,14 +229,20 @@ VALUED = ("const", "enum", "not")
 KEYED = ("additionalProperties", "unevaluatedProperties", "required", "dependentRequired")
 """The keywords whose message names the answer's keys, each as Python quotes a string (`'x' was unexpected`, `'a' is a
 required property`, `'b' is a dependency of 'a'`); a key a `propertyNames` refuses is the error's value."""
-REGEXES = " not match any of the regexes: "
-"""Where additionalProperties's message beside patternProperties turns from the keys to the schema's regexes."""
-PYTHON_STRING = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
-"""A string as Python's repr writes it."""
+KEYS_OR_REGEXES = re.compile(r"('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\")| not match any of the regexes: ")
+"""A string as Python's repr writes it (a key), or where additionalProperties's message beside patternProperties
+turns from the keys to the schema's regexes (outside a key: a key is read whole before)."""
 
 
-def _json_string(found: re.Match[str]) -> str:
-    return json.dumps(ast.literal_eval(found[0]), ensure_ascii=False)
+def _keys_said(message: str) -> str:
+    """A KEYED message with each key before the regexes it names (if any) in JSON's words."""
+    said, at = [], 0
+    for found in KEYS_OR_REGEXES.finditer(message):
+        if found[1] is None:
+            break
+        said.append(message[at:found.start()] + json.dumps(ast.literal_eval(found[1]), ensure_ascii=False))
+        at = found.end()
+    return "".join(said) + message[at:]
 
 
 def _rs_words(error: jsonschema_rs.ValidationError) -> str:

@@ -59,6 +59,8 @@ KEYED = FormatCheck({"type": "object", "properties": {"a": {"type": "integer"}, 
 MATCHED = FormatCheck({"type": "object", "patternProperties": {"^a": {}}, "additionalProperties": False,
                        "propertyNames": {"maxLength": 3}})
 """A format of keys that start with `a`, none longer than 3 characters."""
+PATTERNED = FormatCheck({"type": "object", "patternProperties": {"^a": {}}, "additionalProperties": False})
+"""A format of keys that start with `a`, of any length."""
 UNEVALUATED = FormatCheck({"type": "object", "properties": {"a": {}}, "unevaluatedProperties": False})
 """A format of a key `a` and no other, by unevaluatedProperties."""
 RS_EXPLAINED = FormatCheck({"type": "object", "patternProperties": {"^a": {}}, "unevaluatedProperties": False})
