@@ -37,6 +37,10 @@
 8. an error status whose phrase holds a byte past ASCII (`HTTP/1.1 400 B\xe4d`, Latin-1; or UTF-8), its body saying
    nothing, was said `HTTP 400: Bd`, a word the server did not write (httpx's `reason_phrase` leaves such bytes out):
    the phrase is read from the status line's bytes, as UTF-8 where it is, else Latin-1 (`runners.errorbody.reason_of`)
+9. an Ollama chat answer whose `done` is no JSON bool (`"false"`, `0`, `"no"`) was read by the official client's lax
+   reader as false, and refused as `the answer says it is not done (done: false)`, words the server did not write:
+   `done` is read as the API gives it, a JSON bool, else not read, as every field beside the text is
+   (`runners.ollamaread._TYPED`, `_flag`); a `done: false` is refused as before
 """
 
 from __future__ import annotations
@@ -174,3 +178,9 @@ def test_a_status_phrase_past_ascii_is_quoted_whole(tmp_path, runner, kind, phra
     answer = b"HTTP/1.1 400 " + phrase + b"\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
     assert first_answered(tmp_path, runner, answer) == (None, {"type": kind, "message": "HTTP 400: Bäd"}, 1,
                                                         ["HTTP 400: Bäd"])
+
+
+@pytest.mark.parametrize("done", ['"false"', "0", '"no"'])
+def test_an_ollama_answers_done_that_is_no_json_bool_is_not_read_as_false(tmp_path, done):
+    body = CHAT["ollama"].replace(b'"done": true', b'"done": ' + done.encode())
+    assert first_answered(tmp_path, "ollama", wire(body)) == ('{"answer": 1}', None, 1, [])

@@ -26,13 +26,20 @@ def _string(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
+def _flag(value: Any) -> bool | None:
+    """A JSON true or false (the official client's lax reader takes `"false"`, `0`, `"no"` for false, so an answer
+    whose `done` was none of Ollama's was refused as `not done (done: false)`)."""
+    return value if type(value) is bool else None
+
+
 def _unread(value: Any) -> None:
     """What benchrun reads nothing of (a chat answer's logprobs, its message's images): never read, so never the
     reason an answer is refused for its shape."""
 
 
 _TYPED: dict[str, Callable[[Any], Any]] = {**{key: json_count for key in _MEASURED}, "done_reason": _string,
-                                           "model": _string, "created_at": _string, "logprobs": _unread}
+                                           "model": _string, "created_at": _string, "logprobs": _unread,
+                                           "done": _flag}
 """What Ollama's chat answer says of itself besides its text, each as its API gives it (else None: not kept): a served
 model's name or a time given as a number, logprobs of any shape, cost the answer itself ('not Ollama's chat answer: 1
 validation error for ChatResponse created_at'), where an OpenAI-compatible answer is kept."""
