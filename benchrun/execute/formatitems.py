@@ -43,18 +43,20 @@ def items_taken(schema: dict[str, Any]) -> Callable[[Any], Taken | None]:
     text = json.dumps(schema)
     bound = not any(word in text for word in UNBOUND) and all(
         isinstance(ref, str) and ref.startswith("#/$defs/") for ref in _refs(schema))
-    defs, made = schema.get("$defs", {}), {}
+    defs: dict[str, Any] = schema.get("$defs", {})
+    made: dict[int, tuple[Any, Taken | None]] = {}
+    """Each subschema's check by its id, beside the subschema itself (kept alive, so that its id names no other)."""
 
     def taken(items: Any) -> Taken | None:
         if not bound or not isinstance(items, dict) or "$defs" in items:
             return None
-        if id(items) not in made:  # the subschema lives as long as its format: its id names it
+        if id(items) not in made:
             try:
-                made[id(items)] = jsonschema_rs.Draft202012Validator(
+                made[id(items)] = items, jsonschema_rs.Draft202012Validator(
                     {**items, "$defs": defs}, validate_formats=True, formats=asserted()).is_valid
             except jsonschema_rs.ValidationError:
-                made[id(items)] = None
-        return made[id(items)]
+                made[id(items)] = items, None
+        return made[id(items)][1]
     return taken
 
 
