@@ -17,7 +17,8 @@
    was unexpected)`, `'a' is a required property`, `'b' is a dependency of 'a'`; jsonschema-rs's `('b'x' was
    unexpected)`, a quote in a key not even escaped) where its values are said in JSON's: the keys too
    (`execute.formatcheck.json_words`, `_rs_words`), for every keyword whose message names keys; a regex, a schema's
-   name, stays as jsonschema says it. Nothing reads a detail back (rescore compares metrics, verify counts details):
+   name, stays as jsonschema says it; so are the items `items: false` refuses past `prefixItems` (`found 2 extra: [True,
+   None]`, `formatcheck._beyond`). Nothing reads a detail back (rescore compares metrics, verify counts details):
    older archives verify and rescore as before. Earlier tests expected the old words
 5. a format check's explanation of an invalid answer walked every item of it: an item under `anyOf` (pydantic writes it
    for `list[int | str]`) cost ~60 µs, so an answer of 50,000 such items, anything else in it wrong, held the run's
@@ -53,6 +54,7 @@ from benchrun.core.errors import EXIT
 from benchrun.execute.formatcheck import Explainer, FormatCheck, said_why
 from tests.helpers.p34_asking import (
     CHAT,
+    CLOSED,
     KEYED,
     MATCHED,
     PATTERNED,
@@ -77,6 +79,8 @@ ANY_OF = Explainer.VALIDATORS["anyOf"]
     (MATCHED, {"abcd": 1}, '"abcd" is too long'),
     (PATTERNED, {"b not match any of the regexes: 'x": 1, "c": 2},
      '"b not match any of the regexes: \'x", "c" do not match any of the regexes: \'^a\''),
+    (CLOSED, [1, True, None], "Expected at most 1 item but found 2 extra: [true, null]"),
+    (CLOSED, [1, "x"], 'Expected at most 1 item but found 1 extra: "x"'),
     (UNEVALUATED, {"a": 1, "q'": 2, "r": 3}, 'Unevaluated properties are not allowed ("q\'", "r" were unexpected)'),
     (RS_EXPLAINED, {"b'x": 1, "\u00e9": 2}, 'Unevaluated properties are not allowed ("b\'x", "\u00e9" were '
                                             'unexpected)')])

@@ -215,13 +215,22 @@ def json_words(error: ValidationError) -> str:
     message = error.message
     if error.validator in KEYED:
         return _keys_said(message)
-    for value in (error.instance, *([error.validator_value] if error.validator in VALUED else [])):
+    for value in (error.instance, *([error.validator_value] if error.validator in VALUED else []), *_beyond(error)):
         python, said = repr(value), json.dumps(value, ensure_ascii=False)
         if message.startswith(python):
             message = said + message[len(python):]
         elif message.endswith(python):
             message = message[:-len(python)] + said
     return message
+
+
+def _beyond(error: ValidationError) -> list[Any]:
+    """The items `items: false` refuses past `prefixItems`, as its message quotes them at its end (`found 2 extra:
+    [True, None]`): the list of them, or the one alone."""
+    if error.validator != "items" or error.validator_value is not False or not isinstance(error.instance, list):
+        return []
+    rest = error.instance[len(error.schema.get("prefixItems", [])):]
+    return [rest if len(rest) != 1 else rest[0]]
 
 
 VALUED = ("const", "enum", "not")

@@ -61,6 +61,8 @@ MATCHED = FormatCheck({"type": "object", "patternProperties": {"^a": {}}, "addit
 """A format of keys that start with `a`, none longer than 3 characters."""
 PATTERNED = FormatCheck({"type": "object", "patternProperties": {"^a": {}}, "additionalProperties": False})
 """A format of keys that start with `a`, of any length."""
+CLOSED = FormatCheck({"type": "array", "prefixItems": [{"type": "integer"}], "items": False})
+"""A format of one number and nothing after it (a tuple, as a hand-written schema closes it)."""
 UNEVALUATED = FormatCheck({"type": "object", "properties": {"a": {}}, "unevaluatedProperties": False})
 """A format of a key `a` and no other, by unevaluatedProperties."""
 RS_EXPLAINED = FormatCheck({"type": "object", "patternProperties": {"^a": {}}, "unevaluatedProperties": False})
