@@ -42,6 +42,12 @@
    reader as false, and refused as `the answer says it is not done (done: false)`, words the server did not write:
    `done` is read as the API gives it, a JSON bool, else not read, as every field beside the text is
    (`runners.ollamaread._TYPED`, `_flag`); a `done: false` is refused as before
+10. a preflight answered with a status below 100 was said in the HTTP parser's words (`(RemoteProtocolError:
+   InformationalResponse status_code should be in range [100, 200), not 99)`), a 101 as `Received server
+   _SWITCH_UPGRADE event without a pending proposal`, a head too long as `Receive buffer too long`, where a chat
+   answer says each in benchrun's words; and an OpenAI-compatible server's preflight said a 600 `HTTP 600: Odd`, where
+   Ollama's says `HTTP 600 (a status HTTP does not define): Odd`. Each preflight says them as a chat answer does
+   (`OllamaRunner._call`, `OpenAIRunner._listing`, `_preflight_refusal` through `status_said`)
 """
 
 from __future__ import annotations
@@ -52,6 +58,7 @@ import pytest
 
 from benchrun.core.errors import EXIT
 from benchrun.execute.formatcheck import Explainer, FormatCheck, said_why
+from benchrun.testing.http_fake import Response
 from tests.helpers.p34_asking import (
     CHAT,
     CLOSED,
@@ -63,8 +70,7 @@ from tests.helpers.p34_asking import (
     UNEVALUATED,
     first_answered,
     format_said,
-    models_said,
-    preflight_said,
+    preflight_answered,
 )
 from tests.helpers.wire import wire
 
@@ -113,12 +119,12 @@ NOT_OLLAMAS = "benchrun: error: Ollama at {url} answered the preflight with what
     ("/api/show", b"Not Found", "not JSON (JSONDecodeError: Expecting value: line 1 column 1 (char 0)): Not Found"),
     ("/api/version", b"[" * 5000 + b"]" * 5000, "JSON nested deeper than Python can follow")])
 def test_a_preflight_answer_that_is_no_json_says_what_came_as_a_chat_answer_does(tmp_path, path, body, said):
-    assert preflight_said(tmp_path, path, body) == (EXIT["runner"], (
+    assert preflight_answered(tmp_path, "ollama", path, Response(200, body)) == (EXIT["runner"], (
         f"{NOT_OLLAMAS} ({said}); runner.host must name an Ollama server\n"))
 
 
 def test_a_model_list_that_is_no_json_says_what_came(tmp_path):
-    assert models_said(tmp_path, b"<p>busy</p>") == (EXIT["runner"], (
+    assert preflight_answered(tmp_path, "openai", "/v1/models", Response(200, b"<p>busy</p>")) == (EXIT["runner"], (
         "benchrun: error: the server at {url} answered GET /models without a model list (not JSON (JSONDecodeError: "
         "Expecting value: line 1 column 1 (char 0)): <p>busy</p>); runner.base_url is the API root, usually ending in "
         "/v1\n"))
@@ -188,3 +194,18 @@ def test_a_status_phrase_past_ascii_is_quoted_whole(tmp_path, runner, kind, phra
 def test_an_ollama_answers_done_that_is_no_json_bool_is_not_read_as_false(tmp_path, done):
     body = CHAT["ollama"].replace(b'"done": true', b'"done": ' + done.encode())
     assert first_answered(tmp_path, "ollama", wire(body)) == ('{"answer": 1}', None, 1, [])
+
+
+@pytest.mark.parametrize(("runner", "status", "said"), [
+    ("ollama", "099 Odd", "Ollama at {url} refused the preflight: HTTP 99 (a status HTTP does not define)"),
+    ("openai", "099 Odd", "the server at {url} refused the preflight: HTTP 99 (a status HTTP does not define)"),
+    ("openai", "600 Odd", "the server at {url} refused the preflight: HTTP 600 (a status HTTP does not define): Odd"),
+    ("ollama", "101 Switching Protocols", "Ollama at {url} answered the preflight with what is not Ollama's answer "
+                                          "(RemoteProtocolError: HTTP 101: the server switched to another protocol, "
+                                          "which benchrun never asks for (it sends no Upgrade)); runner.host must "
+                                          "name an Ollama server")])
+def test_a_preflight_answered_with_a_status_a_chat_answer_would_say_so_says_it_as_a_chat_answer(tmp_path, runner,
+                                                                                                 status, said):
+    path = "/api/tags" if runner == "ollama" else "/v1/models"
+    answer = Response(200, b"", wire=f"HTTP/1.1 {status}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".encode())
+    assert preflight_answered(tmp_path, runner, path, answer) == (EXIT["runner"], f"benchrun: error: {said}\n")

@@ -31,26 +31,19 @@ def first_answered(tmp_path: Path, runner: str, answer: bytes) -> tuple[Any, Any
     return asked(done.stdout)
 
 
-def preflight_said(tmp_path: Path, path: str, body: bytes) -> Any:
-    """A run of the product task against a fake Ollama answering GET or POST `path` with `body` (a 200)."""
-    with FakeOllama(models=["llama3.2"], responder=listbench_answer) as fake:
-        answered = fake.dispatch
-        fake.dispatch = lambda request: Response(200, body) if request.path == path else answered(request)
-        done = call_benchrun(f"runner.host={fake.url}", "cache=false", "task.only=[product]",
+def preflight_answered(tmp_path: Path, runner: str, path: str, response: Response) -> tuple[int, str]:
+    """What a run of the product task against a fake of `runner` (ollama, openai) answering GET or POST `path` with
+    `response` ended with: its exit code, and its stderr with the fake's URL as `{url}`."""
+    server = FakeOllama(models=["llama3.2"], responder=listbench_answer) if runner == "ollama" else FakeOpenAI(
+        models=["m"], responder=listbench_answer)
+    with server:
+        served = ([f"runner.host={server.url}"] if runner == "ollama" else
+                  ["runner=openai", f"runner.base_url={server.url}", "runner.model=m"])
+        answered = server.dispatch
+        server.dispatch = lambda request: response if request.path == path else answered(request)
+        done = call_benchrun(*served, "cache=false", "runner.retries=0", "task.only=[product]",
                              f"outputs={tmp_path / 'outputs'}", cwd=tmp_path)
-        return done.returncode, done.stderr.replace(fake.url, "{url}")
-
-
-def models_said(tmp_path: Path, body: bytes) -> Any:
-    """A run of the product task against an OpenAI-compatible fake answering GET /v1/models with `body` (a 200)."""
-    def listing(request):
-        return Response(200, body) if request.path == "/v1/models" else None
-    with FakeOpenAI(models=["m"], responder=listbench_answer) as fake:
-        answered = fake.dispatch
-        fake.dispatch = lambda request: listing(request) or answered(request)
-        done = call_benchrun("runner=openai", f"runner.base_url={fake.url}", "runner.model=m", "cache=false",
-                             "task.only=[product]", f"outputs={tmp_path / 'outputs'}", cwd=tmp_path)
-        return done.returncode, done.stderr.replace(fake.url, "{url}")
+        return done.returncode, done.stderr.replace(server.url, "{url}")
 
 
 KEYED = FormatCheck({"type": "object", "properties": {"a": {"type": "integer"}, "b\"q": {}}, "required": ["a"],

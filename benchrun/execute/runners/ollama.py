@@ -151,8 +151,10 @@ class OllamaRunner:
         except (ConnectionError, httpx.TransportError) as err:
             if isinstance(failure := transport_failure(err), OSError):
                 raise failure from None
+            if isinstance(failure, Refused):  # a status HTTP does not define
+                raise RunnerError(f"Ollama at {self.host} refused the preflight: {failure}") from None
             if not isinstance(failure, Unreachable):
-                raise self._not_ollama(err) from None
+                raise self._not_ollama(err, failure) from None
             if there := await there_unanswered(err, self.host, self.config.key("host"), self.config.timeout_s):
                 raise RunnerError(there) from None
             raise RunnerError(f"cannot reach Ollama at {self.host} ({type(err).__name__}){unproxied()}; start it with "
@@ -203,9 +205,10 @@ class OllamaRunner:
         return (f"Ollama at {self.host} refused the API key from ${OLLAMA_KEY_ENV} ({status}); check the key, or "
                 f"point {self.config.key('host')} at a server that takes it")
 
-    def _not_ollama(self, err: BaseException) -> RunnerError:
-        """A preflight answer that is not Ollama's: not HTTP, too large, not JSON, or not the shape of its answer."""
-        said = _said(err) if isinstance(err, NotJSON) else f"{type(err).__name__}: {_said(err)}"  # NotJSON says why
+    def _not_ollama(self, err: BaseException, failure: BaseException | None = None) -> RunnerError:
+        """A preflight answer that is not Ollama's: not HTTP, too large, not JSON, or not the shape of its answer; what
+        the HTTP parser refused said as a chat answer's `failure` says it (`transport_failure`), not in its words."""
+        said = _said(err) if isinstance(err, NotJSON) else f"{type(err).__name__}: {_said(failure or err)}"
         return RunnerError(f"Ollama at {self.host} answered the preflight with what is not Ollama's answer ({said}); "
                            f"{self.config.key('host')} must name an Ollama server")
 

@@ -150,8 +150,10 @@ class OpenAIRunner:
         except httpx.TransportError as err:
             if isinstance(failure := transport_failure(err), OSError):
                 raise failure from None
+            if isinstance(failure, Refused):  # a status HTTP does not define
+                raise RunnerError(f"the server at {self.base_url} refused the preflight: {failure}") from None
             if not isinstance(failure, Unreachable):
-                raise self._no_list(err) from None
+                raise self._no_list(err, failure) from None
             if there := await there_unanswered(err, self.base_url, self.config.key("base_url"), self.config.timeout_s):
                 raise RunnerError(there) from None
             key = self.config.key("base_url")
@@ -162,9 +164,11 @@ class OpenAIRunner:
         except (TooLarge, BrokenAnswer) as err:
             raise self._no_list(err) from None
 
-    def _no_list(self, err: BaseException | None = None) -> RunnerError:
-        """GET /models answered without a model list: not HTTP, too large, not JSON, or not its shape."""
-        why = "" if err is None else f" ({err})" if isinstance(err, NotJSON) else f" ({type(err).__name__}: {err})"
+    def _no_list(self, err: BaseException | None = None, failure: BaseException | None = None) -> RunnerError:
+        """GET /models answered without a model list: not HTTP, too large, not JSON, or not its shape; what the HTTP
+        parser refused said as a chat answer's `failure` says it (`transport_failure`)."""
+        why = "" if err is None else f" ({err})" if isinstance(err, NotJSON) else \
+            f" ({type(err).__name__}: {failure or err})"
         return RunnerError(f"the server at {self.base_url} answered GET /models without a model list{why}; "
                            f"{self._api_root}")
 
@@ -174,9 +178,8 @@ class OpenAIRunner:
             return self._key_refused(status)
         if status == 404:
             return f"the server at {self.base_url} has no /models (404); {self._api_root}"
-        message = self._server_message(response)
-        line = refusal_line(f"HTTP {status}: {message}", status_said(status, message).retry, response.headers,
-                            self.config)
+        said = status_said(status, self._server_message(response))
+        line = refusal_line(said.line, said.retry, response.headers, self.config)
         return f"the server at {self.base_url} refused the preflight: {line}"
 
     @property
