@@ -69,7 +69,7 @@ def test_a_valid_answer_of_each_shape_is_valid_and_an_invalid_one_says_what_is_w
     assert check.problem(json.dumps(good)) is None
     assert check.problem(json.dumps({**good, "at": {"x": 6, "y": 0.5}})) == "at/x: 6 is greater than the maximum of 5"
     assert check.problem(json.dumps({**good, "extra": 1})) == (
-        "Additional properties are not allowed ('extra' was unexpected)")
+        "Additional properties are not allowed (\"extra\" was unexpected)")
     assert check.problem('{"colour": ') == "invalid JSON: Expecting value: line 1 column 12 (char 11)"
     assert check.problem("[" * 100_000 + "]" * 100_000) == "invalid JSON: nested deeper than Python can follow"
 

@@ -86,7 +86,7 @@ def test_a_format_regex_that_backtracks_is_matched_in_linear_time(tmp_path):
     [scores] = (tmp_path / "outputs").rglob("scores.jsonl")
     assert sorted((s["id"], s["metrics"], s["detail"]) for s in read_jsonl(scores) if s["scorer"] == "format_valid") == [
         ("t:a=1", {"format_valid": 0}, f"answer: \"{'a' * 64}!\" does not match '^(a+)+$'"),
-        ("t:a=2", {"format_valid": 0}, "Additional properties are not allowed ('x' was unexpected)"),
+        ("t:a=2", {"format_valid": 0}, "Additional properties are not allowed (\"x\" was unexpected)"),
         ("t:a=3", {"format_valid": 0}, "tags/bb: \"x\" is not of type 'integer'")]
 
 
@@ -110,7 +110,7 @@ def test_a_format_regex_is_explained_in_jsonschemas_words(schema, data):
 def test_a_format_of_unevaluated_and_pattern_properties_is_explained_by_jsonschema_rs():
     schema = {"type": "object", "patternProperties": KEYED["patternProperties"], "unevaluatedProperties": False}
     assert FormatCheck(schema).problem(json.dumps({"a" * 64 + "!": 1})) == (
-        f"Unevaluated properties are not allowed ('{'a' * 64}!' was unexpected)")
+        f"Unevaluated properties are not allowed (\"{'a' * 64}!\" was unexpected)")
 
 
 @pytest.mark.parametrize("option, said", [

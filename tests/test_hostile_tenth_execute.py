@@ -238,9 +238,9 @@ def test_a_preflight_answer_giving_a_key_twice_is_refused(tmp_path, runner):
         server.dispatch = lambda request: Response(200, body) if request.path == path else answered(request)
         result = call_benchrun(*asking(lab, openai, runner), cwd=tmp_path)
     twice = TWICE.format("digest" if runner == "ollama" else "owned_by")
-    said = (f"Ollama at {lab.server.url} answered the preflight with what is not Ollama's answer (NotJSON: {twice}); "
+    said = (f"Ollama at {lab.server.url} answered the preflight with what is not Ollama's answer ({twice}); "
             "runner.host must name an Ollama server") if runner == "ollama" else (
-        f"the server at {openai.url} answered GET /models without a model list (NotJSON: {twice}); runner.base_url is "
+        f"the server at {openai.url} answered GET /models without a model list ({twice}); runner.base_url is "
         "the API root, usually ending in /v1")
     assert (result.returncode, result.stderr) == (EXIT["runner"], f"benchrun: error: {said}\n")
 

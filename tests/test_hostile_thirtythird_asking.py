@@ -65,7 +65,7 @@ from tests.helpers.wire import wire
     ('{"grade": 1, "word": "no"}', 'word: "yes" was expected'),
     ('{"grade": 1, "flag": false}', 'flag: false should not be valid under {"type": "boolean"}'),
     ('[true]', "[true] is not of type 'object'"),
-    ("{}", "'grade' is a required property")])
+    ("{}", '"grade" is a required property')])
 def test_a_format_checks_detail_says_the_answers_values_in_jsons_words(answer, detail):
     assert GRADED.problem(answer) == detail
 
@@ -109,7 +109,8 @@ def test_an_ollama_chat_answer_of_an_empty_body_says_so(tmp_path, status):
 def test_a_status_below_100_is_said_as_a_status_http_does_not_define(tmp_path):
     done = ollama_run(tmp_path, once(Reply(wire=wire(b'{"error": "odd"}', status="099 Odd"))))
     assert (done.returncode, done.stderr) == (EXIT["ok"], "")
-    assert asked(done.stdout) == ('{"answer": 6}', None, 2, ["HTTP 99 (a status HTTP does not define)"])
+    said = "HTTP 99 (a status HTTP does not define)"
+    assert asked(done.stdout) == (None, {"type": "RemoteProtocolError", "message": said}, 1, [said])
 
 
 def test_servers_versions_that_a_warning_could_not_tell_apart_are_quoted(tmp_path):

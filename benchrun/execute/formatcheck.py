@@ -17,9 +17,11 @@ out of reach of its keywords, is explained by jsonschema-rs alone.
 
 from __future__ import annotations
 
+import ast
 import json
+import re
 from functools import lru_cache
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator, Mapping
 
 import jsonschema_rs
 from jsonschema import Draft202012Validator, ValidationError
@@ -29,6 +31,7 @@ from jsonschema.validators import extend
 from benchrun.core.errors import ArchiveError
 from benchrun.core.layout import MANIFEST
 from benchrun.core.text import NESTED, SURROGATE, SURROGATE_ESCAPE, NotJSON, json_value, one_line
+from benchrun.execute.formatitems import Taken, items_taken, pruned_items
 from benchrun.execute.formatwords import asserted, format_checker
 
 
@@ -68,8 +71,7 @@ def _additional_properties(validator: Any, additional: Any, instance: Any,
     if not patterns or not validator.is_type(instance, "object"):
         yield from ADDITIONAL(validator, additional, instance, schema)
         return
-    known = schema.get("properties", {})
-    extras = sorted(key for key in instance if key not in known and not any(search(p, key) for p in patterns))
+    extras = _extras(instance, schema)
     if validator.is_type(additional, "object"):
         for extra in extras:
             yield from validator.descend(instance[extra], additional, path=extra)
@@ -77,6 +79,28 @@ def _additional_properties(validator: Any, additional: Any, instance: Any,
         verb = "does" if len(extras) == 1 else "do"
         yield ValidationError(f"{', '.join(map(repr, extras))} {verb} not match any of the regexes: "
                               f"{', '.join(map(repr, sorted(patterns)))}")
+
+
+def _extras(instance: dict[str, Any], schema: dict[str, Any]) -> list[str]:
+    """The keys of `instance` that neither `properties` nor `patternProperties` (matched by `search`) name, sorted."""
+    known, patterns = schema.get("properties", {}), schema.get("patternProperties", {})
+    return sorted(key for key in instance if key not in known and not any(search(p, key) for p in patterns))
+
+
+def _pruned_additional(taken: Callable[[Any], Taken | None]) -> Callable[..., Iterator[ValidationError]]:
+    """`_additional_properties`, descending only into the values (of the keys it weighs) that `taken` does not take
+    (`formatitems`; in sorted order, where jsonschema's own took a set's)."""
+
+    def additional_properties(validator: Any, additional: Any, instance: Any,
+                              schema: dict[str, Any]) -> Iterator[ValidationError]:
+        fits = taken(additional) if validator.is_type(instance, "object") else None
+        if fits is None:
+            yield from _additional_properties(validator, additional, instance, schema)
+            return
+        for extra in _extras(instance, schema):
+            if not fits(instance[extra]):
+                yield from validator.descend(instance[extra], additional, path=extra)
+    return additional_properties
 
 
 UNIQUE = jsonschema_rs.validator_for({"uniqueItems": True})
@@ -96,6 +120,12 @@ Explainer = extend(Draft202012Validator, {"pattern": _pattern, "patternPropertie
 """jsonschema's draft 2020-12 validator, its regexes matched by `search`, its items' uniqueness by jsonschema-rs."""
 
 
+def _pruned(schema: dict[str, Any]) -> Any:
+    """Explainer for `schema`, descending only into the items and extra keys' values jsonschema-rs does not take."""
+    taken = items_taken(schema)
+    return extend(Explainer, {"items": pruned_items(taken), "additionalProperties": _pruned_additional(taken)})
+
+
 def _holds_both(schema: Any) -> bool:
     """Whether a schema gives `unevaluatedProperties` and `patternProperties` (anywhere: jsonschema weighs the keys
     of the first against the regexes of the second with `re`, in code no keyword of its own can replace)."""
@@ -112,7 +142,7 @@ class FormatCheck:
         except jsonschema_rs.ValidationError as err:  # a manifest the compiler never wrote (its id made to match)
             raise ArchiveError(f"a format's JSON schema is not a JSON Schema ({one_line(str(err), 200)}); the "
                                "compiler writes none such", file=MANIFEST) from None
-        self._full = None if _holds_both(schema) else Explainer(schema, format_checker=format_checker())
+        self._full = None if _holds_both(schema) else _pruned(schema)(schema, format_checker=format_checker())
 
     def problem(self, text: str) -> str | None:
         """None when `text` is JSON valid in the format, else what is wrong."""
@@ -131,7 +161,7 @@ class FormatCheck:
             return None
         if self._full is None:
             error = next(self._fast.iter_errors(data))
-            return _said(list(error.instance_path), error.message)
+            return _said(list(error.instance_path), _rs_words(error))
         try:
             error = best_match(self._full.iter_errors(data))
             return None if error is None else _said(list(error.absolute_path), json_words(error))
@@ -148,6 +178,26 @@ def ended_early(done_reason: str | None, what: str, limit: str) -> str | None:
     return f"{what} {how}: done_reason {json.dumps(done_reason)}"
 
 
+THOUGHT = ("thinking", "reasoning_content", "reasoning")
+"""Where a server keeps a thinking model's thinking apart from its text (Ollama's `thinking`; vLLM's, llama.cpp's and
+DeepSeek's `reasoning_content`; `reasoning` of others), as a record's `extra` holds it."""
+
+
+def said_why(done_reason: str | None, extra: Mapping[str, Any], text: str, what: str, limit: str,
+             who: str) -> str | None:
+    """Why `what` (the answer, the judge's reply) may not be in its format, as its server said: it did not end as it
+    should (`ended_early`), `who` refused (its `refusal`), or its `text` is empty where its thinking holds some (a
+    thinking model that put what it meant to answer there); None where it said none of these."""
+    if (ended := ended_early(done_reason, what, limit)) is not None:
+        return ended
+    if extra.get("refusal"):
+        return f"{who} refused: {json.dumps(extra['refusal'])}"
+    thought = [(key, len(said)) for key in THOUGHT if isinstance(said := extra.get(key), str) and said.strip()]
+    if text.strip() or not thought:
+        return None
+    return f"{what} is empty, where its {thought[0][0]} (kept in the record's extra) holds {thought[0][1]:,} characters"
+
+
 def _half_pair(text: str) -> str | None:
     """The first lone surrogate a JSON text's escapes make (`\\ud800` unpaired), as its escape; None when they make
     none. json_value keeps it as U+FFFD, fit to keep; no class takes it (pydantic refuses such a string)."""
@@ -160,9 +210,12 @@ def _half_pair(text: str) -> str | None:
 def json_words(error: ValidationError) -> str:
     """jsonschema's message with the answer's value (and a schema's value it quotes: VALUED) in JSON's words, not
     Python's (`true is not of type 'number'`, not `True ...`; `{"a": 1}`, not `{'a': 1}`): each is written at the
-    message's start or end, where jsonschema writes it. A schema's names (a type, a pattern) stay as jsonschema says."""
+    message's start or end, where jsonschema writes it; so are the answer's keys a message of KEYED names (`"x" was
+    unexpected`, not `'x' ...`). A schema's names (a type, a pattern) stay as jsonschema says."""
     message = error.message
-    for value in (error.instance, *([error.validator_value] if error.validator in VALUED else [])):
+    if error.validator in KEYED:
+        return _keys_said(message)
+    for value in (error.instance, *([error.validator_value] if error.validator in VALUED else []), *_beyond(error)):
         python, said = repr(value), json.dumps(value, ensure_ascii=False)
         if message.startswith(python):
             message = said + message[len(python):]
@@ -171,8 +224,45 @@ def json_words(error: ValidationError) -> str:
     return message
 
 
+def _beyond(error: ValidationError) -> list[Any]:
+    """The items `items: false` refuses past `prefixItems`, as its message quotes them at its end (`found 2 extra:
+    [True, None]`): the list of them, or the one alone."""
+    if error.validator != "items" or error.validator_value is not False or not isinstance(error.instance, list):
+        return []
+    rest = error.instance[len(error.schema.get("prefixItems", [])):]
+    return [rest if len(rest) != 1 else rest[0]]
+
+
 VALUED = ("const", "enum", "not")
 """The keywords whose value a message quotes as a value (`"x" was expected`, `... is not one of ["a", "b"]`)."""
+KEYED = ("additionalProperties", "unevaluatedProperties", "required", "dependentRequired")
+"""The keywords whose message names the answer's keys, each as Python quotes a string (`'x' was unexpected`, `'a' is a
+required property`, `'b' is a dependency of 'a'`); a key a `propertyNames` refuses is the error's value."""
+KEYS_OR_REGEXES = re.compile(r"('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\")| not match any of the regexes: ")
+"""A string as Python's repr writes it (a key), or where additionalProperties's message beside patternProperties
+turns from the keys to the schema's regexes (outside a key: a key is read whole before)."""
+
+
+def _keys_said(message: str) -> str:
+    """A KEYED message with each key before the regexes it names (if any) in JSON's words."""
+    said, at = [], 0
+    for found in KEYS_OR_REGEXES.finditer(message):
+        if found[1] is None:
+            break
+        said.append(message[at:found.start()] + json.dumps(ast.literal_eval(found[1]), ensure_ascii=False))
+        at = found.end()
+    return "".join(said) + message[at:]
+
+
+def _rs_words(error: jsonschema_rs.ValidationError) -> str:
+    """jsonschema-rs's message, the answer's keys it names as unexpected in JSON's words (it quotes each in `'`
+    unescaped: `'b'x'`)."""
+    unexpected = getattr(error.kind, "unexpected", None)
+    if not unexpected:
+        return error.message
+    verb = "was" if len(unexpected) == 1 else "were"
+    keys = ", ".join(json.dumps(key, ensure_ascii=False) for key in unexpected)
+    return f"{error.message.partition(' (')[0]} ({keys} {verb} unexpected)"
 
 
 def _said(path: list[Any], message: str) -> str:

@@ -20,7 +20,7 @@ from benchrun.compiler.scoring import BUILTIN, Scorer
 from benchrun.core.layout import FORMAT_VALID
 from benchrun.core.manifest import PROMPT_ID, Manifest, Sample
 from benchrun.core.records import ErrorInfo, JudgementRecord, ResponseRecord, ScoreRecord
-from benchrun.execute.formatcheck import FormatCheck, ended_early
+from benchrun.execute.formatcheck import FormatCheck, said_why
 from benchrun.execute.judging import Judge
 from benchrun.execute.scorer_worker import call
 from benchrun.execute.scorerprocess import Result, ScorerProcess
@@ -90,10 +90,13 @@ class Grader:
         return future
 
     def _format(self, of: dict[str, Any], task: str, response: ResponseRecord) -> ScoreRecord:
-        """The answer's format check, saying why an answer not in the format may not be whole (cut at its limit)."""
-        problem = self._formats[task].problem(response.text or "")
-        if problem and (ended := ended_early(response.done_reason, "the answer", "the model's token limit")):
-            problem = f"{problem} ({ended})"
+        """The answer's format check, saying why an answer not in the format is not, where its server said why (cut at
+        its limit, refused, its text left empty beside its thinking: `said_why`, as of a judge's reply)."""
+        text = response.text or ""
+        problem = self._formats[task].problem(text)
+        if problem and (why := said_why(response.done_reason, response.extra, text, "the answer",
+                                        "the model's token limit", "the model")):
+            problem = f"{problem} ({why})"
         return ScoreRecord.model_construct(**of, scorer=FORMAT_VALID, metrics={FORMAT_VALID: int(problem is None)},
                                            detail=problem)
 

@@ -27,7 +27,7 @@ from benchrun.core.recordvalues import Served
 from benchrun.core.text import NotJSON, json_value
 from benchrun.execute.cache import CacheFailed, Entry, Repeat, RunCache
 from benchrun.execute.failurekind import failure_kind, longer
-from benchrun.execute.formatcheck import FormatCheck, ended_early
+from benchrun.execute.formatcheck import FormatCheck, said_why
 
 if TYPE_CHECKING:  # a rescore from the archive alone asks no judge model: runner code is loaded only to ask one
     from benchrun.execute.hosts import Lost
@@ -53,18 +53,14 @@ def read_reply(spec: JudgeSpec, check: FormatCheck, reply: str,
     """(grade, its number, None), or (grade or None, None, why) for a reply that gives no number; why says what the
     server `said` of the reply (the call's `extra`) where that is why: it did not end as the judge meant (done_reason
     `length`, cut at the judge's token limit, as every reply of a run may be), or the judge refused (`refusal`, its
-    content none), which the message alone did not say (`not JSON: Unterminated string`, `Expecting value`)."""
+    content none), or its text is empty beside its thinking (`formatcheck.said_why`), which the message alone did not
+    say (`not JSON: Unterminated string`, `Expecting value`)."""
     grade, value, error = _read(spec, check, reply)
-    if error is None or not (why := _why(said or {})):
+    said = said or {}
+    if error is None or not (why := said_why(said.get("done_reason"), said, reply, "the reply",
+                                             "the judge's token limit", "the judge")):
         return grade, value, error
     return grade, value, ErrorInfo(type=error.type, message=f"{error.message} ({why})")
-
-
-def _why(said: Mapping[str, Any]) -> str | None:
-    """Why a reply gives no grade, as its server said: its done_reason, or its refusal."""
-    if (ended := ended_early(said.get("done_reason"), "the reply", "the judge's token limit")) is not None:
-        return ended
-    return f"the judge refused: {json.dumps(said['refusal'])}" if said.get("refusal") else None
 
 
 def _read(spec: JudgeSpec, check: FormatCheck, reply: str) -> tuple[Any, Any, ErrorInfo | None]:

@@ -15,6 +15,7 @@ from typing import Any, Callable, Mapping, Protocol
 from urllib.parse import urlsplit
 
 import h11
+import httpcore
 import httpx
 from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_exponential_jitter
 
@@ -24,6 +25,7 @@ from benchrun.core.records import Completion
 from benchrun.core.settings import RunnerConfig
 from benchrun.core.text import one_line
 from benchrun.execute.runners.retryafter import retry_after_s, waiting
+from benchrun.execute.runners.statuses import undefined
 
 
 class Retryable(Exception):
@@ -78,19 +80,21 @@ def own_limit(err: BaseException | None) -> OSError | None:
     return None
 
 
-def transport_failure(err: Exception) -> Retryable | OSError:
+def transport_failure(err: Exception) -> Retryable | Refused | OSError:
     """An httpx transport error (or the ollama client's ConnectionError) as the runners' own: the OSError itself when
     this process ran out of file descriptors (`ulimit -n` below what runner.concurrency connections need: not a
     server lost, told as the system's error, the run resumable), BrokenAnswer when the HTTP parser refused what the
-    server sent, Unreachable when no connection could be made, Dropped when it broke before an answer, Retryable for
-    a request that ran out of time."""
+    server sent (Refused where that was a status below 100, as any status HTTP does not define is: `undefined`),
+    Unreachable when no connection could be made, Dropped when it broke before an answer, Retryable for a request
+    that ran out of time."""
     if (limit := own_limit(err)) is not None:
         return limit
     message = transport_said(err) or f"{type(err).__name__}: no answer"
     if _unparsable(err):
-        below = UNDEFINED_STATUS.search(message)
-        return BrokenAnswer(SWITCHED if "_SWITCH_UPGRADE" in message else message if below is None else
-                            f"HTTP {below[1]} (a status HTTP does not define)")
+        if below := UNDEFINED_STATUS.search(message):
+            return Refused(undefined(int(below[1])))
+        return BrokenAnswer(SWITCHED if "_SWITCH_UPGRADE" in message else HEAD_TOO_LONG if message == LONG_HEAD else
+                            message)
     if isinstance(err, (ConnectionError, httpx.ConnectError, httpx.ConnectTimeout)):
         return Unreachable(message)
     return Dropped(message) if isinstance(err, (httpx.NetworkError, httpx.RemoteProtocolError)) else Retryable(message)
@@ -112,6 +116,11 @@ def _bytes_said(found: re.Match[str]) -> str:
 
 UNDEFINED_STATUS = re.compile(r"^InformationalResponse status_code should be in range \[100, 200\), not (\d+)$")
 """How the HTTP parser (h11) refuses a status below 100 (`HTTP/1.1 099`), in its class's words."""
+LONG_HEAD = "Receive buffer too long"
+"""How the HTTP parser (h11) refuses an answer whose head is longer than the client lets it read (a header of 1 MB)."""
+HEAD_TOO_LONG = (f"the answer's head (its status line and headers) is longer than "
+                 f"{httpcore.AsyncHTTP11Connection.MAX_INCOMPLETE_EVENT_SIZE // 1024} KiB, the most the HTTP client "
+                 "reads")
 SWITCHED = "HTTP 101: the server switched to another protocol, which benchrun never asks for (it sends no Upgrade)"
 """A 101 answer, which the HTTP parser (h11) names by its own event (`Received server _SWITCH_UPGRADE event without a
 pending proposal`)."""
@@ -191,31 +200,6 @@ def _handshake_failed(err: BaseException | None, url: str, key: str) -> str | No
                 f"in {key}")
     return f"the TLS handshake with the server at {url} failed ({why}): it is there, but its TLS is not one this " \
            "machine takes"
-
-
-INVALID_REQUEST = re.compile(r"(?i)invalid (request|argument|parameter|param|value|input|json|schema|format|type|"
-                             r"field|option|body)|validation|input should|not supported|unsupported|unrecognized|"
-                             r"unknown (field|parameter|argument)|extra (fields|inputs)|bad request")
-"""What a 5xx answer's message says when it is the request that is wrong (llama-cpp-python answers 500 to a
-response_format it does not take): another try would fail the same way. Not `invalid` alone, which a server's own
-fault says too (Go's `invalid memory address or nil pointer dereference`, a proxy's `invalid upstream response`)."""
-GATEWAY = frozenset({502, 503, 504})
-"""What a server or a proxy answers of itself (a bad gateway, unavailable, a gateway's timeout), whatever it says."""
-SPENT = re.compile(r"(?i)insufficient.?(quota|credit|balance|funds)|exceeded your current quota|billing.?hard.?limit")
-"""What says a plan's limit is spent, which another try does not lift (OpenAI's 429 `insufficient_quota`, `You
-exceeded your current quota`; `billing_hard_limit_reached`; OpenRouter's `Insufficient credits`). Not `quota` or
-`billing` alone: a rate limit's message names them too (Gemini's `Quota exceeded for ... per minute`, OpenAI's free
-tier's `Visit .../account/billing`), and another try a moment later is answered."""
-
-
-def transient(status: int, message: str = "") -> bool:
-    """Whether an HTTP error is worth another try: 408, 429 and 5xx, unless a 5xx other than 502, 503 and 504 says
-    the request is invalid, or a 429 that the plan's limit is spent (SPENT)."""
-    if status in GATEWAY:
-        return True
-    if status >= 500:
-        return not INVALID_REQUEST.search(message)
-    return status == 408 or (status == 429 and not SPENT.search(message))
 
 
 def asked_again(line: str, headers: Mapping[str, str], policy: RunnerConfig) -> Retryable | Refused:

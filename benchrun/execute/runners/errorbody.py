@@ -7,11 +7,14 @@ import json
 import re
 from typing import Any, NamedTuple
 
+import httpx
+
 from benchrun.core.records import ENDED_IN_ERROR
 from benchrun.core.secrets import said_urls
-from benchrun.core.text import server_json
+from benchrun.core.text import NESTED, server_json
 from benchrun.execute.boundary import nests_deeper
-from benchrun.execute.runners.base import SPENT, json_kind, transient
+from benchrun.execute.runners.base import json_kind
+from benchrun.execute.runners.statuses import SPENT, defined, transient, undefined
 
 BUSY_SAID = re.compile(r"(?i)overload|rate.?limit|too many requests|temporar|unavailable|capacity|try again|"
                        r"timed? ?out|timeout|currently loading|server.?error|internal.?error")
@@ -28,10 +31,10 @@ class Said(NamedTuple):
 
 
 def status_said(status: int, message: str) -> Said:
-    """An HTTP error status and its message (`HTTP 503: ...`). A status HTTP does not define (outside 100-599: `HTTP
-    600`) is the server's error of its own kind, said so and not asked again: no class of HTTP says it may pass."""
-    if not 100 <= status <= 599:
-        return Said(False, f"HTTP {status} (a status HTTP does not define): {message}")
+    """An HTTP error status and its message (`HTTP 503: ...`); one of a status HTTP does not define (`base.defined`)
+    said so, not asked again."""
+    if not defined(status):
+        return Said(False, f"{undefined(status)}: {message}")
     return Said(transient(status, message), f"HTTP {status}: {message}")
 
 
@@ -49,6 +52,18 @@ def server_message(body: bytes, charset: str | None, reason: str) -> str:
     if error is None or (not _finite(error) and len(body) <= UNHELD_QUOTED):
         return body_text(body, charset).strip() or _unsaid(reason)
     return quoted(error).strip() or _unsaid(reason)
+
+
+def reason_of(response: httpx.Response) -> str:
+    """The status line's phrase as the server wrote it: as UTF-8 where it is, else as Latin-1 (the obs-text HTTP
+    allows there); httpx's `reason_phrase` leaves out each byte past ASCII (`400 B\xe4d` said `HTTP 400: Bd`)."""
+    raw = response.extensions.get("reason_phrase")
+    if not isinstance(raw, bytes):
+        return response.reason_phrase
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw.decode("latin-1")
 
 
 def _unsaid(reason: str) -> str:
@@ -124,7 +139,10 @@ def body_text(body: bytes, charset: str | None) -> str:
 
 def not_json(err: BaseException, body: bytes, charset: str | None) -> str:
     """A body that should be an answer and is no JSON, as an error says it: why, and its text (`body_text`), or that
-    it is empty (an Ollama answer said only `Expecting value: line 1 column 1 (char 0)` of an empty body)."""
+    it is empty (an Ollama answer said only `Expecting value: line 1 column 1 (char 0)` of an empty body); JSON nested
+    deeper than Python can follow said so, not as `not JSON` with its brackets quoted."""
+    if isinstance(err, RecursionError):
+        return f"JSON {NESTED}"
     return f"not JSON ({type(err).__name__}: {err}): {body_text(body, charset).strip() or 'an empty body'}"
 
 

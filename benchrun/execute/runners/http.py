@@ -142,10 +142,18 @@ REDIRECTS = (301, 302, 303, 307, 308)
 """The statuses that are a redirect whether or not they name an address (httpx's `is_redirect` is every 3xx)."""
 
 
-PARTIAL_CONTENT = 206
-PARTIAL = ("HTTP 206: a part of an answer (Partial Content), which only a request for a range is answered with and "
-           "benchrun sends none: not taken as a whole answer")
-"""A 206, whose body is a part (its Content-Range says which): a success httpx takes as any, whose JSON may parse."""
+NOT_AN_ANSWER = {
+    202: "HTTP 202: accepted, not yet answered (Accepted), whose body says how the request stands, not its answer",
+    205: "HTTP 205: an answer that has no body (Reset Content), which HTTP says of a 205",
+    206: ("HTTP 206: a part of an answer (Partial Content), which only a request for a range is answered with and "
+          "benchrun sends none")}
+"""The successes whose body HTTP says is not the request's whole answer (RFC 9110 15.3): each a success httpx takes as
+any, whose JSON may parse. A 204's body is none by HTTP (the parser reads none), said as an empty body."""
+
+
+def not_an_answer(status: int) -> str:
+    """Why a success of NOT_AN_ANSWER is refused (and asked again)."""
+    return f"{NOT_AN_ANSWER[status]}: not taken as a whole answer"
 
 
 def _redirects(response: httpx.Response) -> bool:
@@ -171,15 +179,15 @@ def _redirected(response: httpx.Response) -> Redirected:
 
 def bounded(limit: int, key: str) -> dict[str, list[Callable[[Any], Awaitable[None]]]]:
     """httpx `event_hooks` that ask for the codings benchrun reads (not httpx's `br` or `zstd`, which a package
-    installed for something else turns on), refuse a redirect, a part of an answer (206), an answer in another coding
-    or in more than MAX_CODINGS (an error status's body, not read, says so: `_Bounded`), and bound every response body
-    to `limit` decoded bytes (the setting `key`)."""
+    installed for something else turns on), refuse a redirect, a success that is no whole answer (NOT_AN_ANSWER), an
+    answer in another coding or in more than MAX_CODINGS (an error status's body, not read, says so: `_Bounded`), and
+    bound every response body to `limit` decoded bytes (the setting `key`)."""
 
     async def bound(response: httpx.Response) -> None:
         if _redirects(response):
             raise _redirected(response)
-        if response.status_code == PARTIAL_CONTENT:
-            raise BrokenAnswer(PARTIAL)
+        if response.status_code in NOT_AN_ANSWER:
+            raise BrokenAnswer(not_an_answer(response.status_code))
         codings = [c.strip().lower() for c in response.headers.get_list("Content-Encoding", split_commas=True)]
         decoded = [c for c in codings if c in WBITS]
         unread = _unread(codings, decoded, key)

@@ -15,7 +15,7 @@ from benchrun.core.recordvalues import same_model_name
 from benchrun.core.secrets import SECRETS
 from benchrun.core.serverurls import http_url
 from benchrun.core.settings import OLLAMA_KEY_ENV, OllamaConfig
-from benchrun.core.text import names_listed, one_line, writable_data
+from benchrun.core.text import NotJSON, names_listed, one_line, writable_data
 from benchrun.core.yamlfile import MAX_INT
 from benchrun.execute.boundary import TooLarge, described
 from benchrun.execute.runners.base import (
@@ -151,8 +151,10 @@ class OllamaRunner:
         except (ConnectionError, httpx.TransportError) as err:
             if isinstance(failure := transport_failure(err), OSError):
                 raise failure from None
+            if isinstance(failure, Refused):  # a status HTTP does not define
+                raise RunnerError(f"Ollama at {self.host} refused the preflight: {failure}") from None
             if not isinstance(failure, Unreachable):
-                raise self._not_ollama(err) from None
+                raise self._not_ollama(err, failure) from None
             if there := await there_unanswered(err, self.host, self.config.key("host"), self.config.timeout_s):
                 raise RunnerError(there) from None
             raise RunnerError(f"cannot reach Ollama at {self.host} ({type(err).__name__}){unproxied()}; start it with "
@@ -203,10 +205,12 @@ class OllamaRunner:
         return (f"Ollama at {self.host} refused the API key from ${OLLAMA_KEY_ENV} ({status}); check the key, or "
                 f"point {self.config.key('host')} at a server that takes it")
 
-    def _not_ollama(self, err: BaseException) -> RunnerError:
-        """A preflight answer that is not Ollama's: not HTTP, too large, not JSON, or not the shape of its answer."""
-        return RunnerError(f"Ollama at {self.host} answered the preflight with what is not Ollama's answer "
-                           f"({type(err).__name__}: {_said(err)}); {self.config.key('host')} must name an Ollama server")
+    def _not_ollama(self, err: BaseException, failure: BaseException | None = None) -> RunnerError:
+        """A preflight answer that is not Ollama's: not HTTP, too large, not JSON, or not the shape of its answer; what
+        the HTTP parser refused said as a chat answer's `failure` says it (`transport_failure`), not in its words."""
+        said = _said(err) if isinstance(err, NotJSON) else f"{type(err).__name__}: {_said(failure or err)}"
+        return RunnerError(f"Ollama at {self.host} answered the preflight with what is not Ollama's answer ({said}); "
+                           f"{self.config.key('host')} must name an Ollama server")
 
     async def complete(self, messages: list[Message], schema: dict[str, Any], seed: int | None = None) -> Completion:
         request = self._request if seed is None else {**self._request, "options": with_seed(self.config.options, seed)}

@@ -13,7 +13,7 @@ import httpx
 from benchrun.core.officialclient import ollama_package
 from benchrun.core.text import NotJSON, server_reading
 from benchrun.execute.runners.base import BusySaid, Refused, json_count, json_kind
-from benchrun.execute.runners.errorbody import error_in_200, not_json, said_error, server_message, streamed
+from benchrun.execute.runners.errorbody import error_in_200, not_json, reason_of, said_error, server_message, streamed
 
 ollama = ollama_package()
 
@@ -26,13 +26,20 @@ def _string(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
+def _flag(value: Any) -> bool | None:
+    """A JSON true or false (the official client's lax reader takes `"false"`, `0`, `"no"` for false, so an answer
+    whose `done` was none of Ollama's was refused as `not done (done: false)`)."""
+    return value if type(value) is bool else None
+
+
 def _unread(value: Any) -> None:
     """What benchrun reads nothing of (a chat answer's logprobs, its message's images): never read, so never the
     reason an answer is refused for its shape."""
 
 
 _TYPED: dict[str, Callable[[Any], Any]] = {**{key: json_count for key in _MEASURED}, "done_reason": _string,
-                                           "model": _string, "created_at": _string, "logprobs": _unread}
+                                           "model": _string, "created_at": _string, "logprobs": _unread,
+                                           "done": _flag}
 """What Ollama's chat answer says of itself besides its text, each as its API gives it (else None: not kept): a served
 model's name or a time given as a number, logprobs of any shape, cost the answer itself ('not Ollama's chat answer: 1
 validation error for ChatResponse created_at'), where an OpenAI-compatible answer is kept."""
@@ -66,7 +73,7 @@ def as_typed_hook(model: str) -> Callable[[httpx.Response], Awaitable[None]]:
             response.stream = _AsTyped(response.stream, response.request.url.path, response.headers, model,
                                        response.charset_encoding)
         else:
-            response.stream = _ErrorSaid(response.stream, response.charset_encoding, response.reason_phrase)
+            response.stream = _ErrorSaid(response.stream, response.charset_encoding, reason_of(response))
             response.encoding = "utf-8"
     return hook
 
@@ -109,7 +116,7 @@ def _as_typed(body: bytes, path: str, headers: Mapping[str, str], model: str, ch
     the official client's reader refused the whole answer), or its JSON without a chat answer's field of `_TYPED` (its
     message's of `_APART`), a field of `_SHOWN`, or `model`'s list entry's of `_LISTED`, that is not of the API's type,
     and each other model's entry as its name alone (`_listed`); NotJSON (not Ollama's answer) when it gives a key
-    twice, or for a chat answer that is no JSON, saying what came (`not_json`: an empty body); TypeError for an
+    twice, or for an answer that is no JSON, saying what came (`not_json`: an empty body); TypeError for an
     answer the client reads that is no JSON object (in its words, not the client's `ListResponse() argument after **
     must be a mapping`); Refused when it is an answer streamed in parts
     (`errorbody.streamed`, its Content-Type among the answer's `headers` saying so)."""
@@ -117,12 +124,10 @@ def _as_typed(body: bytes, path: str, headers: Mapping[str, str], model: str, ch
         answer, reread = server_reading(body)
     except NotJSON:
         raise
-    except (ValueError, RecursionError) as err:  # not JSON: a stream of answers, a chat answer saying what came, or
-        if said := streamed(body, headers.get("Content-Type", "")):  # a preflight's answer (the client says so)
+    except (ValueError, RecursionError) as err:  # not JSON: a stream of answers, or an answer saying what came
+        if said := streamed(body, headers.get("Content-Type", "")):
             raise Refused(said) from None
-        if path.endswith("/api/chat"):
-            raise NotJSON(not_json(err, body, charset)) from None
-        return body
+        raise NotJSON(not_json(err, body, charset)) from None
     if not isinstance(answer, dict) and path.endswith(_OBJECTS):
         raise TypeError(f"the answer is {json_kind(answer)}, not a JSON object")
     if not isinstance(answer, dict):

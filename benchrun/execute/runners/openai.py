@@ -31,7 +31,7 @@ from benchrun.execute.runners.base import (
     unproxied,
     with_seed,
 )
-from benchrun.execute.runners.errorbody import Said, error_said, server_message, status_said
+from benchrun.execute.runners.errorbody import Said, error_said, not_json, reason_of, server_message, status_said
 from benchrun.execute.runners.http import client_options
 from benchrun.execute.runners.llamaschema import readable
 from benchrun.execute.runners.openaianswer import APIError, completion_of, said_of
@@ -131,13 +131,14 @@ class OpenAIRunner:
         return [m for m in models if isinstance(m, dict)]
 
     def _list_body(self, response: httpx.Response) -> Any:
-        """GET /models's body of 200 as JSON, None where it is not JSON; RunnerError where it gives a key twice."""
+        """GET /models's body of 200 as JSON; RunnerError where it is no JSON (saying what came, as of a chat answer:
+        `errorbody.not_json`) or gives a key twice."""
         try:
             return server_json(response.content)
         except NotJSON as err:
             raise self._no_list(err) from None
-        except (ValueError, RecursionError):
-            return None
+        except (ValueError, RecursionError) as err:
+            raise self._no_list(NotJSON(not_json(err, response.content, response.charset_encoding))) from None
 
     async def _listing(self) -> httpx.Response:
         """GET /models's answer, whatever its status; RunnerError where none came."""
@@ -149,8 +150,10 @@ class OpenAIRunner:
         except httpx.TransportError as err:
             if isinstance(failure := transport_failure(err), OSError):
                 raise failure from None
+            if isinstance(failure, Refused):  # a status HTTP does not define
+                raise RunnerError(f"the server at {self.base_url} refused the preflight: {failure}") from None
             if not isinstance(failure, Unreachable):
-                raise self._no_list(err) from None
+                raise self._no_list(err, failure) from None
             if there := await there_unanswered(err, self.base_url, self.config.key("base_url"), self.config.timeout_s):
                 raise RunnerError(there) from None
             key = self.config.key("base_url")
@@ -161,9 +164,11 @@ class OpenAIRunner:
         except (TooLarge, BrokenAnswer) as err:
             raise self._no_list(err) from None
 
-    def _no_list(self, err: BaseException | None = None) -> RunnerError:
-        """GET /models answered without a model list: not HTTP, too large, not JSON, or not its shape."""
-        why = f" ({type(err).__name__}: {err})" if err else ""
+    def _no_list(self, err: BaseException | None = None, failure: BaseException | None = None) -> RunnerError:
+        """GET /models answered without a model list: not HTTP, too large, not JSON, or not its shape; what the HTTP
+        parser refused said as a chat answer's `failure` says it (`transport_failure`)."""
+        why = "" if err is None else f" ({err})" if isinstance(err, NotJSON) else \
+            f" ({type(err).__name__}: {failure or err})"
         return RunnerError(f"the server at {self.base_url} answered GET /models without a model list{why}; "
                            f"{self._api_root}")
 
@@ -173,9 +178,8 @@ class OpenAIRunner:
             return self._key_refused(status)
         if status == 404:
             return f"the server at {self.base_url} has no /models (404); {self._api_root}"
-        message = self._server_message(response)
-        line = refusal_line(f"HTTP {status}: {message}", status_said(status, message).retry, response.headers,
-                            self.config)
+        said = status_said(status, self._server_message(response))
+        line = refusal_line(said.line, said.retry, response.headers, self.config)
         return f"the server at {self.base_url} refused the preflight: {line}"
 
     @property
@@ -297,7 +301,7 @@ class OpenAIRunner:
         data (benchrun.core.records.ErrorInfo, benchrun.core.errors.BenchrunError) and where it is printed."""
         if response.status_code in (401, 403):
             return self._key_refused(response.status_code)
-        return server_message(response.content, response.charset_encoding, response.reason_phrase)
+        return server_message(response.content, response.charset_encoding, reason_of(response))
 
     def request_settings(self) -> dict[str, Any]:
         """The model, the options sent (as chat-completions fields) and how the schema is sent."""

@@ -51,6 +51,8 @@ def completion_of(response: httpx.Response) -> Completion:
     if parts:
         extra["content_parts"] = json_text(parts)
     extra.update({key: said for key in SAID_APART if (said := _text(message.get(key)))})
+    if "refusal" not in extra and (refused := _refused(parts)):
+        extra["refusal"] = refused
     if calls := message.get("tool_calls") or message.get("function_call"):
         extra["tool_calls"] = tools_called(calls)
     finish = choice.get("finish_reason")
@@ -84,6 +86,13 @@ def _content(content: Any) -> tuple[str | None, list[dict[str, Any]]]:
                            "string")
     text = [part["text"] for part in content if part.get("type") == "text"]
     return "".join(text), [part for part in content if part.get("type") != "text"]
+
+
+def _refused(parts: list[dict[str, Any]]) -> str:
+    """What content parts of type `refusal` say (OpenAI's parts of an assistant's content: `{"type": "refusal",
+    "refusal": "..."}`), joined: the answer's refusal, as a message's `refusal` is (kept beside the parts as they
+    came); empty where none says one."""
+    return "".join(said for part in parts if part.get("type") == "refusal" and (said := _text(part.get("refusal"))))
 
 
 def _text(value: Any) -> str | None:
