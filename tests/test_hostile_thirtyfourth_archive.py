@@ -6,12 +6,21 @@ cases it found bad, each with the rule it now obeys.
    as it was, where Excel, Sheets and Numbers skip the white space and an East Asian spreadsheet takes the full-width
    sign for a formula's; a cell whose first character past white space is a formula's sign in its compatibility form
    (NFKC) is written after a ' (`audit.export.formula_like`)
+2. a run.json's (or summary.json's) count of answers of hundreds of digits (sealed over): `show` printed it whole in
+   its counts line, verify's FAIL line whole; a record's token count of hundreds of digits was said whole by verify; a
+   count of answers is at most 2^53 - 1 (what every JSON reader keeps exact, as a token count is), and a count out of
+   bounds is said by its length (`core.metricvalue.MAX_COUNT`, `number_shown`)
 """
 from __future__ import annotations
 
 import pytest
 
 from tests.helpers.archives import synthetic_run
+from tests.helpers.auditcli import audit
+from tests.helpers.p25_archive import sealed_over
+from tests.helpers.p29_archive import failed
+from tests.helpers.p31_archive import summary_rewritten
+from tests.helpers.p32_archive import sealed_fields
 from tests.helpers.p34_archive import exported_references
 
 # -- what the thirty-third pass left -----------------------------------------------------------------------------------
@@ -29,3 +38,29 @@ def test_an_exported_cell_a_spreadsheet_reads_as_a_formula_past_white_space_or_i
 def test_an_exported_cell_no_spreadsheet_reads_as_a_formula_is_written_as_it_is(tmp_path, reference):
     synthetic_run(tmp_path / "r", [1], reference=reference)
     assert exported_references(tmp_path, "r") == [reference] * 2
+
+
+HUGE = 10**300
+DIGITS = "an integer of 301 digits"
+
+
+def test_a_count_of_answers_of_hundreds_of_digits_is_said_by_its_length(tmp_path):
+    sealed_over(synthetic_run(tmp_path / "r", [1, 0]), lambda text: text.replace('"samples": 2', f'"samples": {HUGE}'))
+    said = f"unreadable: counts.samples: {DIGITS} is no number of answers (0 to 2^53 - 1)"
+    for command in ("show", "verify"):
+        done = audit(tmp_path, command, "r")
+        assert (done.returncode, done.stdout, done.stderr) == (4, "", f"benchrun: error: in 'r/run.json': {said}\n")
+
+
+def test_a_summary_count_of_hundreds_of_digits_is_said_by_its_length(tmp_path):
+    run_dir = synthetic_run(tmp_path / "r", [1, 0])
+    summary_rewritten(run_dir, lambda summary: summary["metrics"][0].update(n=HUGE))
+    assert failed(tmp_path, run_dir) == [
+        f"FAIL  summary.json: unreadable: metrics.0.n: {DIGITS} is no number of answers (0 to 2^53 - 1)"]
+
+
+def test_a_token_count_of_hundreds_of_digits_is_said_by_its_length(tmp_path):
+    run_dir = sealed_fields(synthetic_run(tmp_path / "r", [1, 0]), "responses.jsonl", 1, prompt_tokens=HUGE)
+    assert failed(tmp_path, run_dir) == [
+        f"FAIL  responses.jsonl: line 1: not a valid record: prompt_tokens: {DIGITS} is no count a server measures "
+        "(0 to 2^53 - 1)"]
