@@ -10,8 +10,14 @@ cases it found bad, each with the rule it now obeys.
    its counts line, verify's FAIL line whole; a record's token count of hundreds of digits was said whole by verify; a
    count of answers is at most 2^53 - 1 (what every JSON reader keeps exact, as a token count is), and a count out of
    bounds is said by its length (`core.metricvalue.MAX_COUNT`, `number_shown`)
+3. a judge call's `seconds` (sealed over) far beyond the run's span (started_at to ended_at): verify said intact; a call
+   asked in the run (not carried over, from the cache or by a shard) took at most that span, as a wall time does, a
+   second's leeway for a stepped clock (`archive.lineagefields.Made._call_time`, `run_span`)
 """
 from __future__ import annotations
+
+import json
+from datetime import datetime
 
 import pytest
 
@@ -21,6 +27,7 @@ from tests.helpers.p25_archive import sealed_over
 from tests.helpers.p29_archive import failed
 from tests.helpers.p31_archive import summary_rewritten
 from tests.helpers.p32_archive import sealed_fields
+from tests.helpers.p33_archive import judged_run
 from tests.helpers.p34_archive import exported_references
 
 # -- what the thirty-third pass left -----------------------------------------------------------------------------------
@@ -64,3 +71,15 @@ def test_a_token_count_of_hundreds_of_digits_is_said_by_its_length(tmp_path):
     assert failed(tmp_path, run_dir) == [
         f"FAIL  responses.jsonl: line 1: not a valid record: prompt_tokens: {DIGITS} is no count a server measures "
         "(0 to 2^53 - 1)"]
+
+
+def test_a_judge_call_longer_than_its_run_is_said_by_verify(tmp_path):
+    run_dir = judged_run(tmp_path)
+    info = json.loads((run_dir / "run.json").read_text())
+    span = (datetime.fromisoformat(info["ended_at"]) - datetime.fromisoformat(info["started_at"])).total_seconds()
+    sealed_fields(run_dir, "judgements.jsonl", 2, seconds=9999.5)
+    assert failed(tmp_path, run_dir) == [
+        f"FAIL  judgements.jsonl: line 2 gives seconds 9999.5, more than the {round(span, 6)} s from run.json's "
+        "started_at to its ended_at, in which the run asked it"]
+    sealed_fields(run_dir, "judgements.jsonl", 2, seconds=round(span + 0.5, 6))
+    assert audit(tmp_path, "verify", str(run_dir)).stdout.splitlines()[-1] == "intact"
