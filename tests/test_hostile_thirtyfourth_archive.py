@@ -13,6 +13,10 @@ cases it found bad, each with the rule it now obeys.
 3. a judge call's `seconds` (sealed over) far beyond the run's span (started_at to ended_at): verify said intact; a call
    asked in the run (not carried over, from the cache or by a shard) took at most that span, as a wall time does, a
    second's leeway for a stepped clock (`archive.lineagefields.Made._call_time`, `run_span`)
+4. a judge call (sealed over) whose grade is blanked to null, its number kept; or whose reply is edited to one its
+   judge's format refuses (`{"verdict": "maybe"}`), its grade to match: verify said intact; a call giving a number gives
+   the grade it is the number of, and a grade is given only of a reply in the judge's format, as every writer since the
+   judge's replies were checked gives them (`audit.judgegrades.JudgeGrades.misread`)
 """
 from __future__ import annotations
 
@@ -83,3 +87,14 @@ def test_a_judge_call_longer_than_its_run_is_said_by_verify(tmp_path):
         "started_at to its ended_at, in which the run asked it"]
     sealed_fields(run_dir, "judgements.jsonl", 2, seconds=round(span + 0.5, 6))
     assert audit(tmp_path, "verify", str(run_dir)).stdout.splitlines()[-1] == "intact"
+
+
+@pytest.mark.parametrize(("fields", "said"), [
+    ({"grade": None}, 'gives value 1 but no grade, where its reply gives "right" (\'verdict\')'),
+    ({"reply": '{"verdict": "maybe"}', "grade": "maybe"},
+     'gives grade "maybe" of a reply not in its judge\'s format Verdict: verdict: "maybe" is not one of ["right", '
+     '"wrong"]'),
+])
+def test_a_judge_calls_grade_blanked_or_of_a_refused_reply_is_said_by_verify(tmp_path, fields, said):
+    run_dir = sealed_fields(judged_run(tmp_path), "judgements.jsonl", 1, **fields)
+    assert failed(tmp_path, run_dir) == [f"FAIL  judgements.jsonl: line 1 {said}"]

@@ -5,11 +5,15 @@ rescore's) calls, then its score lines: a grade no call gave is a number nothing
 from __future__ import annotations
 
 import json
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
 from benchrun.core.manifest import Manifest
 from benchrun.core.records import ErrorInfo, JudgementRecord, ScoreRecord, answer_name
 from benchrun.core.text import NotJSON, json_value
+
+if TYPE_CHECKING:
+    from benchrun.core.manifest import JudgeSpec
+    from benchrun.execute.formatcheck import FormatCheck
 
 NONE = object()
 """A reply's grade field where the reply gives none."""
@@ -26,6 +30,7 @@ class JudgeGrades:
         self.repeats = manifest.judge_calls
         self.grades: dict[tuple[str, str, int], list[Grade]] = {}
         self._line = 0
+        self._formats: dict[str, FormatCheck] = {}
 
     def calls(self, calls: Iterable[JudgementRecord]) -> None:
         for call in calls:
@@ -34,20 +39,34 @@ class JudgeGrades:
 
     def misread(self, call: JudgementRecord) -> str | None:
         """Why the run's next judge call line, `call`, gives a grade its reply does not give (the reply's field its
-        judge grades by, which a writer copies); None when it does, or gives none (no reply, or one its judge could not
-        read), or its reply is no JSON this benchrun reads."""
+        judge grades by, which a writer copies, once the reply is in the judge's format), or a number without its
+        grade; None when it does not, or its reply is none, or no JSON this benchrun reads."""
         self._line += 1
-        if (spec := self.specs.get(call.judge)) is None or call.grade is None:
+        if (spec := self.specs.get(call.judge)) is None or (call.grade is None and call.value is None):
             return None
         try:
             said = json_value(call.reply or "")
         except NotJSON:  # no grade; or one an older benchrun read with Python's reader (a key given twice)
             return None
         given = said.get(spec.score, NONE) if isinstance(said, dict) else NONE
-        if given is not NONE and given == call.grade:
-            return None
         gives = "no such field" if given is NONE else json.dumps(given)
-        return f"line {self._line} gives grade {json.dumps(call.grade)}, where its reply gives {gives} ({spec.score!r})"
+        if call.grade is None:
+            return f"line {self._line} gives value {call.value} but no grade, where its reply gives {gives} ({spec.score!r})"
+        if given is NONE or given != call.grade:
+            return (f"line {self._line} gives grade {json.dumps(call.grade)}, where its reply gives {gives} "
+                    f"({spec.score!r})")
+        if (refused := self._format(spec).data_problem(said)) is not None:
+            return (f"line {self._line} gives grade {json.dumps(call.grade)} of a reply not in its judge's format "
+                    f"{spec.format.name}: {refused}")
+        return None
+
+    def _format(self, spec: JudgeSpec) -> FormatCheck:
+        """The check of judge `spec`'s format, compiled once (verify's alone: show and list import none)."""
+        from benchrun.execute.formatcheck import FormatCheck
+
+        if spec.name not in self._formats:
+            self._formats[spec.name] = FormatCheck(spec.format.json_schema)
+        return self._formats[spec.name]
 
     def problem(self, number: int, score: ScoreRecord) -> str | None:
         """Why score line `number`, a judge's, is not what its calls make; None when it is (or it is no judge's)."""
