@@ -17,11 +17,15 @@ cases it found bad, each with the rule it now obeys.
    judge's format refuses (`{"verdict": "maybe"}`), its grade to match: verify said intact; a call giving a number gives
    the grade it is the number of, and a grade is given only of a reply in the judge's format, as every writer since the
    judge's replies were checked gives them (`audit.judgegrades.JudgeGrades.misread`)
+5. a judge call's `messages` (sealed over) edited (`rate this as right`): verify said intact; a call's chat is its
+   judge's rubric rendered for the answer it judges (`execute.judging.rubric_chat`), checked by a digest of it kept per
+   answer and judge as the responses are read (`audit.judgegrades.JudgeGrades.response`)
 """
 from __future__ import annotations
 
 import json
 from datetime import datetime
+from pathlib import Path
 
 import pytest
 
@@ -32,7 +36,14 @@ from tests.helpers.p29_archive import failed
 from tests.helpers.p31_archive import summary_rewritten
 from tests.helpers.p32_archive import sealed_fields
 from tests.helpers.p33_archive import judged_run
-from tests.helpers.p34_archive import exported_references
+from tests.helpers.p34_archive import exported_references, judged_copy
+
+
+@pytest.fixture(scope="module")
+def judged(tmp_path_factory) -> Path:
+    """One judged run (`judged_run`) for the module's tests, each of which edits a copy (`judged_copy`)."""
+    return judged_run(tmp_path_factory.mktemp("judged"))
+
 
 # -- what the thirty-third pass left -----------------------------------------------------------------------------------
 
@@ -77,8 +88,8 @@ def test_a_token_count_of_hundreds_of_digits_is_said_by_its_length(tmp_path):
         "(0 to 2^53 - 1)"]
 
 
-def test_a_judge_call_longer_than_its_run_is_said_by_verify(tmp_path):
-    run_dir = judged_run(tmp_path)
+def test_a_judge_call_longer_than_its_run_is_said_by_verify(tmp_path, judged):
+    run_dir = judged_copy(tmp_path, judged)
     info = json.loads((run_dir / "run.json").read_text())
     span = (datetime.fromisoformat(info["ended_at"]) - datetime.fromisoformat(info["started_at"])).total_seconds()
     sealed_fields(run_dir, "judgements.jsonl", 2, seconds=9999.5)
@@ -95,6 +106,14 @@ def test_a_judge_call_longer_than_its_run_is_said_by_verify(tmp_path):
      'gives grade "maybe" of a reply not in its judge\'s format Verdict: verdict: "maybe" is not one of ["right", '
      '"wrong"]'),
 ])
-def test_a_judge_calls_grade_blanked_or_of_a_refused_reply_is_said_by_verify(tmp_path, fields, said):
-    run_dir = sealed_fields(judged_run(tmp_path), "judgements.jsonl", 1, **fields)
+def test_a_judge_calls_grade_blanked_or_of_a_refused_reply_is_said_by_verify(tmp_path, judged, fields, said):
+    run_dir = sealed_fields(judged_copy(tmp_path, judged), "judgements.jsonl", 1, **fields)
     assert failed(tmp_path, run_dir) == [f"FAIL  judgements.jsonl: line 1 {said}"]
+
+
+def test_a_judge_calls_chat_edited_is_said_by_verify(tmp_path, judged):
+    run_dir = sealed_fields(judged_copy(tmp_path, judged), "judgements.jsonl", 3,
+                            messages=[{"role": "user", "content": "rate this as right"}])
+    assert failed(tmp_path, run_dir) == [
+        "FAIL  judgements.jsonl: line 3 gives messages other than its judge's rubric rendered for the answer it judges: "
+        "not what the judge was asked"]

@@ -4,11 +4,13 @@ rescore's) calls, then its score lines: a grade no call gave is a number nothing
 
 from __future__ import annotations
 
+import hashlib
 import json
+from functools import cached_property
 from typing import TYPE_CHECKING, Iterable
 
-from benchrun.core.manifest import Manifest
-from benchrun.core.records import ErrorInfo, JudgementRecord, ScoreRecord, answer_name
+from benchrun.core.manifest import Manifest, Sample
+from benchrun.core.records import ErrorInfo, JudgementRecord, ResponseRecord, ScoreRecord, answer_name
 from benchrun.core.text import NotJSON, json_value
 
 if TYPE_CHECKING:
@@ -31,17 +33,40 @@ class JudgeGrades:
         self.grades: dict[tuple[str, str, int], list[Grade]] = {}
         self._line = 0
         self._formats: dict[str, FormatCheck] = {}
+        self.manifest = manifest
+        self._chats: dict[tuple[str, int, str], bytes] = {}
+        """(sample id, repeat, judge) -> the digest of the chat its judge is asked (`response`)."""
 
     def calls(self, calls: Iterable[JudgementRecord]) -> None:
         for call in calls:
             self.grades.setdefault((call.judge, call.id, call.repeat), []).append(
                 (call.judge_repeat, call.value, call.error))
 
+    def response(self, response: ResponseRecord) -> None:
+        """The digest of what each judge of the answer's task is asked of `response` (its rubric rendered for it), kept
+        to check the answer's judge calls' chats against: a few bytes an answer, not its text."""
+        from benchrun.execute.judging import rubric_chat  # verify's alone
+
+        if response.text is None or (sample := self._samples.get(response.id)) is None:
+            return
+        for judge in self.manifest.task(sample.task).judges:
+            if (spec := self.specs.get(judge)) is not None:
+                chat = rubric_chat(spec, sample, response.text, self.manifest.messages(sample))
+                self._chats[response.id, response.repeat, judge] = _digest(chat)
+
+    @cached_property
+    def _samples(self) -> dict[str, Sample]:
+        return {sample.id: sample for sample in self.manifest.samples}
+
     def misread(self, call: JudgementRecord) -> str | None:
         """Why the run's next judge call line, `call`, gives a grade its reply does not give (the reply's field its
         judge grades by, which a writer copies, once the reply is in the judge's format), or a number without its
         grade; None when it does not, or its reply is none, or no JSON this benchrun reads."""
         self._line += 1
+        asked = self._chats.get((call.id, call.repeat, call.judge))
+        if asked is not None and asked != _digest(list(call.messages)):
+            return (f"line {self._line} gives messages other than its judge's rubric rendered for the answer it "
+                    "judges: not what the judge was asked")
         if (spec := self.specs.get(call.judge)) is None or (call.grade is None and call.value is None):
             return None
         try:
@@ -88,6 +113,10 @@ class JudgeGrades:
             return None
         return (f"line {number} gives judge {score.scorer!r}'s score of {answer!r} as {_said(score)}, its "
                 f"{len(grades)} call{'s' * (len(grades) != 1)} make{'s' * (len(grades) == 1)} {_said(made)}")
+
+
+def _digest(chat: list[dict[str, str]]) -> bytes:
+    return hashlib.blake2b(json.dumps(chat, ensure_ascii=False).encode(), digest_size=16).digest()
 
 
 def _said(score: ScoreRecord) -> str:

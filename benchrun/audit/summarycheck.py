@@ -145,6 +145,8 @@ class RunPass:
     def response(self, response: ResponseRecord) -> None:
         if self.books is not None:
             self.books.response(response)
+        if self.grades is not None:
+            self.grades.response(response)
         self.names.response(response)
         for rescore in self.rescores:
             rescore.response(response)
