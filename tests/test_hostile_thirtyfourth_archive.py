@@ -20,6 +20,12 @@ cases it found bad, each with the rule it now obeys.
 5. a judge call's `messages` (sealed over) edited (`rate this as right`): verify said intact; a call's chat is its
    judge's rubric rendered for the answer it judges (`execute.judging.rubric_chat`), checked by a digest of it kept per
    answer and judge as the responses are read (`audit.judgegrades.JudgeGrades.response`)
+
+A fresh pass:
+
+6. a run whose system clock was stepped back while it ran (NTP, a VM's snapshot), so that its writer wrote an ended_at
+   before its started_at: verify said `speed.wall_s: summary.json's is 0.1 s, where the run took -4384.8 s`, an
+   honest run not intact; a span the clock went back in bounds no time (`archive.lineagefields.run_span`: None)
 """
 from __future__ import annotations
 
@@ -29,6 +35,7 @@ from pathlib import Path
 
 import pytest
 
+from benchrun.archive import writer
 from tests.helpers.archives import synthetic_run
 from tests.helpers.auditcli import audit
 from tests.helpers.p25_archive import sealed_over
@@ -117,3 +124,14 @@ def test_a_judge_calls_chat_edited_is_said_by_verify(tmp_path, judged):
     assert failed(tmp_path, run_dir) == [
         "FAIL  judgements.jsonl: line 3 gives messages other than its judge's rubric rendered for the answer it judges: "
         "not what the judge was asked"]
+
+
+# -- a fresh pass ------------------------------------------------------------------------------------------------------
+
+
+def test_a_run_whose_clock_was_stepped_back_is_intact(tmp_path, monkeypatch):
+    monkeypatch.setattr(writer, "now", lambda: "2026-01-01T00:00:00+00:00")
+    synthetic_run(tmp_path / "r", [1, 0])
+    info = json.loads((tmp_path / "r" / "run.json").read_text())
+    assert info["ended_at"] == "2026-01-01T00:00:00+00:00" < info["started_at"]
+    assert audit(tmp_path, "verify", "r").stdout.splitlines()[-1] == "intact"

@@ -159,12 +159,13 @@ step)."""
 
 
 def run_span(info: RunInfo) -> float | None:
-    """Seconds from the run's start to its end, as run.json says them; None when they cannot be set apart."""
+    """Seconds from the run's start to its end, as run.json says them; None when they cannot be set apart, or the end
+    is before the start (the system clock was stepped back while the run ran: its span bounds no time)."""
     try:
         ended, started = datetime.fromisoformat(info.ended_at or ""), datetime.fromisoformat(info.started_at)
-        return (ended - started).total_seconds()
     except (TypeError, ValueError):
         return None
+    return span if (span := (ended - started).total_seconds()) >= 0 else None
 
 
 ROUNDING_S = 1e-6
