@@ -26,6 +26,9 @@ A fresh pass:
 6. a run whose system clock was stepped back while it ran (NTP, a VM's snapshot), so that its writer wrote an ended_at
    before its started_at: verify said `speed.wall_s: summary.json's is 0.1 s, where the run took -4384.8 s`, an
    honest run not intact; a span the clock went back in bounds no time (`archive.lineagefields.run_span`: None)
+7. a finished run's `config_digest` (config.yaml as its start wrote it) edited to another file's (sealed over): verify
+   said intact, while run.json said config.yaml was two files; config.yaml is written once, as the run starts, so its
+   digest at the start is its digest at the end (`audit.digests.config_twice`)
 """
 from __future__ import annotations
 
@@ -135,3 +138,16 @@ def test_a_run_whose_clock_was_stepped_back_is_intact(tmp_path, monkeypatch):
     info = json.loads((tmp_path / "r" / "run.json").read_text())
     assert info["ended_at"] == "2026-01-01T00:00:00+00:00" < info["started_at"]
     assert audit(tmp_path, "verify", "r").stdout.splitlines()[-1] == "intact"
+
+
+def test_a_config_digest_other_than_the_config_files_end_is_said_by_verify(tmp_path):
+    def other(text: str) -> str:
+        info = json.loads(text)
+        info["config_digest"] = {"sha256": "f" * 64, "size": 5, "lines": 1}
+        return json.dumps(info, indent=2)
+
+    run_dir = sealed_over(synthetic_run(tmp_path / "r", [1, 0]), other)
+    digest = json.loads((run_dir / "run.json").read_text())["files"]["config.yaml"]["sha256"]
+    assert failed(tmp_path, run_dir) == [
+        f"FAIL  run.json: config_digest gives config.yaml as its start wrote it, sha256 {'f' * 12}… (5 bytes), where "
+        f"files gives it at the end as sha256 {digest[:12]}… (22 bytes): config.yaml is written once, as the run starts"]
