@@ -12,7 +12,9 @@ cases it found bad, each with the rule it now obeys.
    bounds is said by its length (`core.metricvalue.MAX_COUNT`, `number_shown`)
 3. a judge call's `seconds` (sealed over) far beyond the run's span (started_at to ended_at): verify said intact; a call
    asked in the run (not carried over, from the cache or by a shard) took at most that span, as a wall time does, a
-   second's leeway for a stepped clock (`archive.lineagefields.Made._call_time`, `run_span`)
+   second's leeway for a stepped clock (`archive.lineagefields.Made._call_time`, `run_span`); and its `host` in a run
+   whose judge asked one server in every session: verify said intact; only a call of a judge asking a list of servers
+   names the one that answered (`audit.judgegrades.judge_listed`, `JudgeGrades.misread`)
 4. a judge call (sealed over) whose grade is blanked to null, its number kept; or whose reply is edited to one its
    judge's format refuses (`{"verdict": "maybe"}`), its grade to match: verify said intact; a call giving a number gives
    the grade it is the number of, and a grade is given only of a reply in the judge's format, as every writer since the
@@ -110,6 +112,14 @@ def test_a_judge_call_longer_than_its_run_is_said_by_verify(tmp_path, judged):
     assert audit(tmp_path, "verify", str(run_dir)).stdout.splitlines()[-1] == "intact"
 
 
+def test_a_judge_calls_host_in_a_run_of_one_judge_server_is_said_by_verify(tmp_path, judged):
+    run_dir = sealed_fields(judged_copy(tmp_path, judged), "judgements.jsonl", 4, host="http://10.0.0.9:11434")
+    assert failed(tmp_path, run_dir) == [
+        "FAIL  judgements.jsonl: line 4 gives host 'http://10.0.0.9:11434', where the run's judge asked one server in "
+        "every session (config.yaml's judge.host, run.json's judge, each resume's or retry's --judge-host): only a "
+        "judge asking a list of servers names the one that answered"]
+
+
 @pytest.mark.parametrize(("fields", "said"), [
     ({"grade": None}, 'gives value 1 but no grade, where its reply gives "right" (\'verdict\')'),
     ({"reply": '{"verdict": "maybe"}', "grade": "maybe"},
@@ -125,8 +135,8 @@ def test_a_judge_calls_chat_edited_is_said_by_verify(tmp_path, judged):
     run_dir = sealed_fields(judged_copy(tmp_path, judged), "judgements.jsonl", 3,
                             messages=[{"role": "user", "content": "rate this as right"}])
     assert failed(tmp_path, run_dir) == [
-        "FAIL  judgements.jsonl: line 3 gives messages other than its judge's rubric rendered for the answer it judges: "
-        "not what the judge was asked"]
+        "FAIL  judgements.jsonl: line 3 gives messages other than its judge's rubric rendered for the answer it "
+        "judges: not what the judge was asked"]
 
 
 # -- a fresh pass ------------------------------------------------------------------------------------------------------
@@ -150,4 +160,5 @@ def test_a_config_digest_other_than_the_config_files_end_is_said_by_verify(tmp_p
     digest = json.loads((run_dir / "run.json").read_text())["files"]["config.yaml"]["sha256"]
     assert failed(tmp_path, run_dir) == [
         f"FAIL  run.json: config_digest gives config.yaml as its start wrote it, sha256 {'f' * 12}… (5 bytes), where "
-        f"files gives it at the end as sha256 {digest[:12]}… (22 bytes): config.yaml is written once, as the run starts"]
+        f"files gives it at the end as sha256 {digest[:12]}… (22 bytes): config.yaml is written once, as the run "
+        "starts"]

@@ -53,8 +53,9 @@ def config_twice(info: RunInfo) -> list[Finding]:
     started, ended = info.config_digest, info.files.get(CONFIG)
     if started is None or ended is None or started == ended:
         return []
-    return [Finding(False, RUN, f"config_digest gives {CONFIG} as its start wrote it, {_digest(started)}, where files "
-                                f"gives it at the end as {_digest(ended)}: {CONFIG} is written once, as the run starts")]
+    return [Finding(False, RUN, f"config_digest gives {CONFIG} as its start wrote it, {_digest(started)}, where "
+                                f"files gives it at the end as {_digest(ended)}: {CONFIG} is written once, as the "
+                                "run starts")]
 
 
 def _digest(digest: FileDigest) -> str:

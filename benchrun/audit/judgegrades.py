@@ -9,6 +9,8 @@ import json
 from functools import cached_property
 from typing import TYPE_CHECKING, Iterable
 
+from benchrun.archive.reader import Run
+from benchrun.core.errors import ArchiveError
 from benchrun.core.manifest import Manifest, Sample
 from benchrun.core.records import ErrorInfo, JudgementRecord, ResponseRecord, ScoreRecord, answer_name
 from benchrun.core.text import NotJSON, json_value
@@ -27,13 +29,15 @@ class JudgeGrades:
     """The grades of each judge's calls on each answer, as they are read, to check its score lines against; of a
     call only its number and error are kept (its chat and reply are not: memory of a few numbers an answer)."""
 
-    def __init__(self, manifest: Manifest):
+    def __init__(self, manifest: Manifest, listed: bool = True):
         self.specs = {spec.name: spec for spec in manifest.judges}
         self.repeats = manifest.judge_calls
         self.grades: dict[tuple[str, str, int], list[Grade]] = {}
         self._line = 0
         self._formats: dict[str, FormatCheck] = {}
         self.manifest = manifest
+        self.listed = listed
+        """Whether the run's judge asked a list of servers in some session (`judge_listed`): its calls may name one."""
         self._chats: dict[tuple[str, int, str], bytes] = {}
         """(sample id, repeat, judge) -> the digest of the chat its judge is asked (`response`)."""
 
@@ -67,6 +71,10 @@ class JudgeGrades:
         if asked is not None and asked != _digest(list(call.messages)):
             return (f"line {self._line} gives messages other than its judge's rubric rendered for the answer it "
                     "judges: not what the judge was asked")
+        if not self.listed and call.host is not None and call.carried_from is None and call.shard is None:
+            return (f"line {self._line} gives host {call.host!r}, where the run's judge asked one server in every "
+                    "session (config.yaml's judge.host, run.json's judge, each resume's or retry's --judge-host): "
+                    "only a judge asking a list of servers names the one that answered")
         if (spec := self.specs.get(call.judge)) is None or (call.grade is None and call.value is None):
             return None
         try:
@@ -76,7 +84,8 @@ class JudgeGrades:
         given = said.get(spec.score, NONE) if isinstance(said, dict) else NONE
         gives = "no such field" if given is NONE else json.dumps(given)
         if call.grade is None:
-            return f"line {self._line} gives value {call.value} but no grade, where its reply gives {gives} ({spec.score!r})"
+            return (f"line {self._line} gives value {call.value} but no grade, where its reply gives {gives} "
+                    f"({spec.score!r})")
         if given is NONE or given != call.grade:
             return (f"line {self._line} gives grade {json.dumps(call.grade)}, where its reply gives {gives} "
                     f"({spec.score!r})")
@@ -113,6 +122,20 @@ class JudgeGrades:
             return None
         return (f"line {number} gives judge {score.scorer!r}'s score of {answer!r} as {_said(score)}, its "
                 f"{len(grades)} call{'s' * (len(grades) != 1)} make{'s' * (len(grades) == 1)} {_said(made)}")
+
+
+def judge_listed(run: Run) -> bool:
+    """Whether some session of the run asked its judge a list of servers: config.yaml's judge.host (the first),
+    run.json's judge runner (the last), or a resume's or retry's --judge-host (history); True when config.yaml cannot
+    say."""
+    try:
+        judge = run.config.get("judge")
+    except ArchiveError:
+        return True
+    runner = run.info.judge.get("runner")
+    hosts = [judge.get("host") if isinstance(judge, dict) else None, runner.get("host") if isinstance(runner, dict)
+             else None, *(session.get("judge_host") for session in run.info.history)]
+    return any(isinstance(host, list) for host in hosts)
 
 
 def _digest(chat: list[dict[str, str]]) -> bytes:

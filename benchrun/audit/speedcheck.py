@@ -34,8 +34,8 @@ def speed_unmade(run: Run, books: Books) -> tuple[str, str] | None:
     if run.summary is None or run.summary.speed is None:
         return None
     said, made = run.summary.speed, books.speed.speed()
-    found = _unmade("speed", said, made) or _clocked("speed", said, run_span(run.info) if run.info.merged is None else None,
-                                                     run.info.merged is not None)
+    span = run_span(run.info) if run.info.merged is None else None
+    found = _unmade("speed", said, made) or _clocked("speed", said, span, run.info.merged is not None)
     if found is None and (said.hosts or made.hosts):
         found = _hosts(said, made)
     return None if found is None else (SUMMARY, f"{found}: {READ}")
