@@ -120,6 +120,18 @@ def test_a_judge_calls_host_in_a_run_of_one_judge_server_is_said_by_verify(tmp_p
         "judge asking a list of servers names the one that answered"]
 
 
+def test_a_judge_calls_host_in_a_run_whose_judge_asked_a_list_is_intact(tmp_path, judged):
+    run_dir = sealed_fields(judged_copy(tmp_path, judged), "judgements.jsonl", 4, host="http://10.0.0.9:11434")
+
+    def listed(text: str) -> str:
+        info = json.loads(text)
+        info["judge"]["runner"]["host"] = ["http://10.0.0.9:11434", "http://10.0.0.8:11434"]
+        return json.dumps(info, indent=2)
+
+    sealed_over(run_dir, listed)
+    assert audit(tmp_path, "verify", str(run_dir)).stdout.splitlines()[-1] == "intact"
+
+
 @pytest.mark.parametrize(("fields", "said"), [
     ({"grade": None}, 'gives value 1 but no grade, where its reply gives "right" (\'verdict\')'),
     ({"reply": '{"verdict": "maybe"}', "grade": "maybe"},
