@@ -31,10 +31,15 @@ A fresh pass:
 7. a finished run's `config_digest` (config.yaml as its start wrote it) edited to another file's (sealed over): verify
    said intact, while run.json said config.yaml was two files; config.yaml is written once, as the run starts, so its
    digest at the start is its digest at the end (`audit.digests.config_twice`)
+8. `resume` of a killed run whose scores.jsonl is a FIFO, a socket or a directory: refused with `... in its place: the
+   records are not what the run wrote; resume with --force to drop what does not belong`, and `--force` then refused
+   with `a socket, where the run's own file belongs`: advice that led nowhere; a resume refuses a file it appends to
+   that is not its own before it reads the records (`archive.dirlock.own_file` of each of `core.layout.APPENDED`)
 """
 from __future__ import annotations
 
 import json
+import os
 from datetime import datetime
 from pathlib import Path
 
@@ -174,3 +179,14 @@ def test_a_config_digest_other_than_the_config_files_end_is_said_by_verify(tmp_p
         f"FAIL  run.json: config_digest gives config.yaml as its start wrote it, sha256 {'f' * 12}… (5 bytes), where "
         f"files gives it at the end as sha256 {digest[:12]}… (22 bytes): config.yaml is written once, as the run "
         "starts"]
+
+
+@pytest.mark.parametrize(("make", "kind"), [(os.mkfifo, "a named pipe (FIFO)"), (os.mkdir, "a directory")])
+def test_a_resume_of_a_run_whose_record_file_is_no_file_is_refused_as_force_would(tmp_path, make, kind):
+    run_dir = synthetic_run(tmp_path / "r", [1, 0], finish=False)
+    (run_dir / "scores.jsonl").unlink()
+    make(run_dir / "scores.jsonl")
+    done = audit(tmp_path, "resume", "r")
+    assert (done.returncode, done.stdout, done.stderr) == (
+        4, "", f"benchrun: error: in 'r/scores.jsonl': {kind}, where the run's own file belongs; benchrun writes only "
+               "into its own files\n")
