@@ -139,7 +139,8 @@ def judge_listed(run: Run) -> bool:
 
 
 def _digest(chat: list[dict[str, str]]) -> bytes:
-    return hashlib.blake2b(json.dumps(chat, ensure_ascii=False).encode(), digest_size=16).digest()
+    """A chat's digest, of what it says (each message's keys in one order, whatever order a writer gave them)."""
+    return hashlib.blake2b(json.dumps(chat, ensure_ascii=False, sort_keys=True).encode(), digest_size=16).digest()
 
 
 def _said(score: ScoreRecord) -> str:
