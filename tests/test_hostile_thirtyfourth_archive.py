@@ -16,9 +16,10 @@ cases it found bad, each with the rule it now obeys.
    whose judge asked one server in every session: verify said intact; only a call of a judge asking a list of servers
    names the one that answered (`audit.judgegrades.judge_listed`, `JudgeGrades.misread`)
 4. a judge call (sealed over) whose grade is blanked to null, its number kept; or whose reply is edited to one its
-   judge's format refuses (`{"verdict": "maybe"}`), its grade to match: verify said intact; a call giving a number gives
-   the grade it is the number of, and a grade is given only of a reply in the judge's format, as every writer since the
-   judge's replies were checked gives them (`audit.judgegrades.JudgeGrades.misread`)
+   judge's format refuses (`{"verdict": "maybe"}`), its grade to match: verify said intact; a call giving a number
+   gives its reply's grade field (null where the reply gives null), and a grade is given only of a reply in the
+   judge's format, as every writer since the judge's replies were checked gives them
+   (`audit.judgegrades.JudgeGrades._ungraded`)
 5. a judge call's `messages` (sealed over) edited (`rate this as right`): verify said intact; a call's chat is its
    judge's rubric rendered for the answer it judges (`execute.judging.rubric_chat`), checked by a digest of it kept per
    answer and judge as the responses are read (`audit.judgegrades.JudgeGrades.response`)
@@ -138,7 +139,7 @@ def test_a_judge_calls_host_in_a_run_whose_judge_asked_a_list_is_intact(tmp_path
 
 
 @pytest.mark.parametrize(("fields", "said"), [
-    ({"grade": None}, 'gives value 1 but no grade, where its reply gives "right" (\'verdict\')'),
+    ({"grade": None}, 'gives grade null, where its reply gives "right" (\'verdict\')'),
     ({"reply": '{"verdict": "maybe"}', "grade": "maybe"},
      'gives grade "maybe" of a reply not in its judge\'s format Verdict: verdict: "maybe" is not one of ["right", '
      '"wrong"]'),

@@ -63,18 +63,32 @@ class JudgeGrades:
         return {sample.id: sample for sample in self.manifest.samples}
 
     def misread(self, call: JudgementRecord) -> str | None:
-        """Why the run's next judge call line, `call`, gives a grade its reply does not give (the reply's field its
-        judge grades by, which a writer copies, once the reply is in the judge's format), or a number without its
-        grade; None when it does not, or its reply is none, or no JSON this benchrun reads."""
+        """Why the run's next judge call line, `call`, is not what its writer made of what it asked and was told: its
+        chat, the server it names, its grade; None when it is (or it cannot be told)."""
         self._line += 1
+        why = self._unasked(call) or self._unlisted(call) or self._ungraded(call)
+        return None if why is None else f"line {self._line} {why}"
+
+    def _unasked(self, call: JudgementRecord) -> str | None:
+        """Why the call's chat is not its judge's rubric rendered for the answer it judges (`response`)."""
         asked = self._chats.get((call.id, call.repeat, call.judge))
-        if asked is not None and asked != _digest(list(call.messages)):
-            return (f"line {self._line} gives messages other than its judge's rubric rendered for the answer it "
-                    "judges: not what the judge was asked")
-        if not self.listed and call.host is not None and call.carried_from is None and call.shard is None:
-            return (f"line {self._line} gives host {call.host!r}, where the run's judge asked one server in every "
-                    "session (config.yaml's judge.host, run.json's judge, each resume's or retry's --judge-host): "
-                    "only a judge asking a list of servers names the one that answered")
+        if asked is None or asked == _digest(list(call.messages)):
+            return None
+        return ("gives messages other than its judge's rubric rendered for the answer it judges: not what the judge "
+                "was asked")
+
+    def _unlisted(self, call: JudgementRecord) -> str | None:
+        """Why the call, asked in this run, names a server where the judge asked one in every session."""
+        if self.listed or call.host is None or call.carried_from is not None or call.shard is not None:
+            return None
+        return (f"gives host {call.host!r}, where the run's judge asked one server in every session (config.yaml's "
+                "judge.host, run.json's judge, each resume's or retry's --judge-host): only a judge asking a list of "
+                "servers names the one that answered")
+
+    def _ungraded(self, call: JudgementRecord) -> str | None:
+        """Why the call's grade (or its number, with none) is not its reply's grade field as a writer copies it, once
+        the reply is in the judge's format; None when it is, or it gives neither, or its reply is no JSON this
+        benchrun reads."""
         if (spec := self.specs.get(call.judge)) is None or (call.grade is None and call.value is None):
             return None
         try:
@@ -82,16 +96,12 @@ class JudgeGrades:
         except NotJSON:  # no grade; or one an older benchrun read with Python's reader (a key given twice)
             return None
         given = said.get(spec.score, NONE) if isinstance(said, dict) else NONE
-        gives = "no such field" if given is NONE else json.dumps(given)
-        if call.grade is None:
-            return (f"line {self._line} gives value {call.value} but no grade, where its reply gives {gives} "
-                    f"({spec.score!r})")
         if given is NONE or given != call.grade:
-            return (f"line {self._line} gives grade {json.dumps(call.grade)}, where its reply gives {gives} "
-                    f"({spec.score!r})")
+            gives = "no such field" if given is NONE else json.dumps(given)
+            return f"gives grade {json.dumps(call.grade)}, where its reply gives {gives} ({spec.score!r})"
         if (refused := self._format(spec).data_problem(said)) is not None:
-            return (f"line {self._line} gives grade {json.dumps(call.grade)} of a reply not in its judge's format "
-                    f"{spec.format.name}: {refused}")
+            return (f"gives grade {json.dumps(call.grade)} of a reply not in its judge's format {spec.format.name}: "
+                    f"{refused}")
         return None
 
     def _format(self, spec: JudgeSpec) -> FormatCheck:
