@@ -9,13 +9,14 @@ import json
 from functools import cached_property
 from typing import TYPE_CHECKING, Iterable
 
-from benchrun.archive.reader import Run
 from benchrun.core.errors import ArchiveError
+from benchrun.core.layout import CONFIG, RUN
 from benchrun.core.manifest import Manifest, Sample
 from benchrun.core.records import ErrorInfo, JudgementRecord, ResponseRecord, ScoreRecord, answer_name
 from benchrun.core.text import NotJSON, json_value
 
 if TYPE_CHECKING:
+    from benchrun.archive.reader import Run
     from benchrun.core.manifest import JudgeSpec
     from benchrun.execute.formatcheck import FormatCheck
 
@@ -27,7 +28,8 @@ Grade = tuple[int, float | int | None, ErrorInfo | None]
 
 class JudgeGrades:
     """The grades of each judge's calls on each answer, as they are read, to check its score lines against; of a
-    call only its number and error are kept (its chat and reply are not: memory of a few numbers an answer)."""
+    call only its number and error are kept, and of each answer the digest of each judge's chat (no text: memory of a
+    few numbers an answer)."""
 
     def __init__(self, manifest: Manifest, listed: bool = True):
         self.specs = {spec.name: spec for spec in manifest.judges}
@@ -81,8 +83,8 @@ class JudgeGrades:
         """Why the call, asked in this run, names a server where the judge asked one in every session."""
         if self.listed or call.host is None or call.carried_from is not None or call.shard is not None:
             return None
-        return (f"gives host {call.host!r}, where the run's judge asked one server in every session (config.yaml's "
-                "judge.host, run.json's judge, each resume's or retry's --judge-host): only a judge asking a list of "
+        return (f"gives host {call.host!r}, where the run's judge asked one server in every session ({CONFIG}'s "
+                f"judge.host, {RUN}'s judge, each resume's or retry's --judge-host): only a judge asking a list of "
                 "servers names the one that answered")
 
     def _ungraded(self, call: JudgementRecord) -> str | None:
