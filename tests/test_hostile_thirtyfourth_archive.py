@@ -36,6 +36,9 @@ A fresh pass:
    records are not what the run wrote; resume with --force to drop what does not belong`, and `--force` then refused
    with `a socket, where the run's own file belongs`: advice that led nowhere; a resume refuses a file it appends to
    that is not its own before it reads the records (`archive.dirlock.own_file` of each of `core.layout.APPENDED`)
+9. a retry's run.json (sealed over) whose parent says -1 answers carried over and 3 asked again (of 2): verify said
+   intact, show `-1 answers carried over`; one of 10**300 was shown whole over three lines; a merged run's shard of
+   -1 responses likewise: a count of answers wherever run.json gives one is one (`core.lineage`: `Tally`)
 """
 from __future__ import annotations
 
@@ -191,3 +194,30 @@ def test_a_resume_of_a_run_whose_record_file_is_no_file_is_refused_as_force_woul
     assert (done.returncode, done.stdout, done.stderr) == (
         4, "", f"benchrun: error: in 'r/scores.jsonl': {kind}, where the run's own file belongs; benchrun writes only "
                "into its own files\n")
+
+
+PARENT = {"run_id": "6" * 12, "path": "/x/p", "carried": 0, "asked": 2}
+
+
+@pytest.mark.parametrize(("counts", "said"), [
+    ('"carried": -1, "asked": 3', "parent.carried: -1 is no number of answers (0 or more)"),
+    (f'"carried": {HUGE}, "asked": 2', f"parent.carried: {DIGITS} is no number of answers (0 to 2^53 - 1)"),
+])
+def test_a_retrys_count_of_answers_out_of_bounds_is_unreadable(tmp_path, counts, said):
+    sealed_over(synthetic_run(tmp_path / "r", [1, 0], parent=PARENT),
+                lambda text: text.replace('"carried": 0,\n    "asked": 2', counts))
+    for command in ("show", "verify"):
+        done = audit(tmp_path, command, "r")
+        assert (done.returncode, done.stdout, done.stderr) == (
+            4, "", f"benchrun: error: in 'r/run.json': unreadable: {said}\n")
+
+
+def test_a_merged_runs_shard_of_a_negative_count_of_responses_is_unreadable(tmp_path):
+    shards = [{"run_id": str(i) * 12, "path": str(tmp_path / f"s{i}"), "shard": f"{i}/2", "status": "completed",
+               "responses": 1} for i in (1, 2)]
+    sealed_over(synthetic_run(tmp_path / "r", [1, 0], merged={"shards": shards, "merged_at": writer.now()}),
+                lambda text: text.replace('"responses": 1,', '"responses": -1,', 1))
+    done = audit(tmp_path, "show", "r")
+    assert (done.returncode, done.stdout, done.stderr) == (
+        4, "", "benchrun: error: in 'r/run.json': unreadable: merged.shards.0.responses: -1 is no number of answers "
+               "(0 or more)\n")
