@@ -9,7 +9,9 @@ cases it found bad, each with the rule it now obeys.
 2. a run.json's (or summary.json's) count of answers of hundreds of digits (sealed over): `show` printed it whole in
    its counts line, verify's FAIL line whole; a record's token count of hundreds of digits was said whole by verify; a
    count of answers is at most 2^53 - 1 (what every JSON reader keeps exact, as a token count is), and a count out of
-   bounds is said by its length (`core.metricvalue.MAX_COUNT`, `number_shown`)
+   bounds is said by its length (`core.metricvalue.MAX_COUNT`, `number_shown`); summary.json's `speed.n` and
+   `speed.failed` (-1 was shown as `(2 answers, -1 failed)`) and a judge's agreement counts are counts of answers too
+   (`Tally`)
 3. a judge call's `seconds` (sealed over) far beyond the run's span (started_at to ended_at): verify said intact; a call
    asked in the run (not carried over, from the cache or by a shard) took at most that span, as a wall time does, a
    second's leeway for a stepped clock (`archive.lineagefields.Made._call_time`, `run_span`); and its `host` in a run
@@ -85,6 +87,7 @@ def test_an_exported_cell_no_spreadsheet_reads_as_a_formula_is_written_as_it_is(
 
 HUGE = 10**300
 DIGITS = "an integer of 301 digits"
+BOUND = "(0 to 2^53 - 1)"
 
 
 def test_a_count_of_answers_of_hundreds_of_digits_is_said_by_its_length(tmp_path):
@@ -95,11 +98,15 @@ def test_a_count_of_answers_of_hundreds_of_digits_is_said_by_its_length(tmp_path
         assert (done.returncode, done.stdout, done.stderr) == (4, "", f"benchrun: error: in 'r/run.json': {said}\n")
 
 
-def test_a_summary_count_of_hundreds_of_digits_is_said_by_its_length(tmp_path):
+@pytest.mark.parametrize(("change", "said"), [
+    (lambda summary: summary["metrics"][0].update(n=HUGE), f"metrics.0.n: {DIGITS} is no number of answers {BOUND}"),
+    (lambda summary: summary["speed"].update(n=HUGE), f"speed.n: {DIGITS} is no number of answers {BOUND}"),
+    (lambda summary: summary["speed"].update(failed=-1), "speed.failed: -1 is no number of answers (0 or more)"),
+])
+def test_a_summary_count_of_hundreds_of_digits_or_below_0_is_unreadable(tmp_path, change, said):
     run_dir = synthetic_run(tmp_path / "r", [1, 0])
-    summary_rewritten(run_dir, lambda summary: summary["metrics"][0].update(n=HUGE))
-    assert failed(tmp_path, run_dir) == [
-        f"FAIL  summary.json: unreadable: metrics.0.n: {DIGITS} is no number of answers (0 to 2^53 - 1)"]
+    summary_rewritten(run_dir, change)
+    assert failed(tmp_path, run_dir) == [f"FAIL  summary.json: unreadable: {said}"]
 
 
 def test_a_token_count_of_hundreds_of_digits_is_said_by_its_length(tmp_path):
