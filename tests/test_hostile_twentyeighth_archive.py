@@ -212,8 +212,8 @@ def test_a_count_below_zero_in_run_json_is_refused_as_summary_jsons_are(tmp_path
 
 
 @pytest.mark.parametrize(("count", "said"), [
-    (10**24, "FAIL  rescores/001/rescore.json: counts.responses is 1000000000000000000000000, its records make 2: not "
-             "as the rescore wrote it, which tallied its records"),
+    (10**24, "FAIL  rescores/001/rescore.json: unreadable: counts.responses: 1000000000000000000000000 is no number of "
+             "answers (0 to 2^53 - 1)"),
     (-1, "FAIL  rescores/001/rescore.json: unreadable: counts.responses: -1 is no number of answers (0 or "
          "more)"),
 ])

@@ -11,7 +11,7 @@ import stat
 from pathlib import Path
 
 from benchrun.archive.atomic import atomic_file
-from benchrun.core.layout import DIGESTS, JUDGED_FILES
+from benchrun.core.layout import APPENDED
 
 COPY_CHUNK = 1 << 20
 
@@ -19,7 +19,7 @@ COPY_CHUNK = 1 << 20
 def detach(run_dir: Path) -> None:
     """Replace each of the run's files a writer appends to by a copy of itself, a new file at its name (one that is
     no file of its own, a link or a file of other names, is left to the writer's refusal: `own_file`)."""
-    for name in (*JUDGED_FILES, DIGESTS):
+    for name in APPENDED:
         path = run_dir / name
         try:
             found = path.lstat()

@@ -5,12 +5,14 @@ A retry's carried lines name the run that asked them (`carried_from`), and a mer
 made them (`shard`), which a retry of a merged run carries on; a response's `attempts` is what its writer counted:
 its failed attempts, and one more for an answer from the model (none for one from the response cache); a judge call's
 is a count of requests, none for a reply from the cache. A response's failed attempts are numbered 1 to n and took
-part of its time, as its time at the server that answered did (`host_seconds`: only of a list of servers, `host`)."""
+part of its time, as its time at the server that answered did (`host_seconds`: only of a list of servers, `host`); a
+judge call asked in the run took at most the run's span (started_at to ended_at)."""
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from benchrun.core.layout import JUDGEMENTS, RESPONSES
@@ -36,20 +38,31 @@ class Made:
     """(sample id, repeat) -> the shard its response gives (None: none)."""
     carried_over: set[tuple[Any, Any]] = field(default_factory=set)
     """The answers whose response was carried over (`carried_from`): only their judge calls may be too."""
+    span: float | None = None
+    """A run that ended, made by no merge: seconds from its start to its end (`run_span`)."""
 
     @classmethod
     def of(cls, info: RunInfo, manifest: Manifest) -> Made:
         shards = tuple(shard.shard for shard in info.merged.shards) if info.merged else None
         carried = info.parent.carried if info.parent is not None and info.files else None
         return cls(info.run_id, info.parent is not None, shards, {s.id: p for p, s in enumerate(manifest.samples)},
-                   carried)
+                   carried, span=run_span(info) if info.files and shards is None else None)
 
     def fault(self, name: str, number: int, record: dict[str, Any]) -> str | None:
         """Why line `number`, `record`, of file `name` (responses first) gives a lineage field no writer of this run
         gives; None if not."""
         return (self._carried(record) or self._shard(name, record) or _attempts(name, record)
                 or (self._first(number, record) or _tries(record) if name == RESPONSES else None)
-                or (self._call_carried(record) if name == JUDGEMENTS else None))
+                or (self._call_carried(record) or self._call_time(record) if name == JUDGEMENTS else None))
+
+    def _call_time(self, record: dict[str, Any]) -> str | None:
+        """Why a judge call asked in this run (not carried over, nor from the cache) took longer than the run."""
+        seconds = record.get("seconds")
+        if self.span is None or not _time(seconds) or seconds <= self.span + CLOCKS_APART_S or any(
+                record.get(key) is not None for key in ("carried_from", "cached_from", "shard")):
+            return None
+        return (f"gives seconds {seconds}, more than the {round(self.span, 6)} s from run.json's started_at to its "
+                "ended_at, in which the run asked it")
 
     def _call_carried(self, record: dict[str, Any]) -> str | None:
         """Why a judge call is carried over where the answer it judges was asked in this run."""
@@ -138,6 +151,21 @@ def parent_unmade(info: RunInfo, answers: int) -> str | None:
         return None
     return (f"parent.asked is {info.parent.asked} and parent.carried {info.parent.carried}, where a retry asks again "
             f"what it does not carry of its {answers} answers")
+
+
+CLOCKS_APART_S = 1.0
+"""How far a time a monotonic clock measured in a run may pass the run's span (the system clock's, which NTP may
+step)."""
+
+
+def run_span(info: RunInfo) -> float | None:
+    """Seconds from the run's start to its end, as run.json says them; None when they cannot be set apart, or the end
+    is before the start (the system clock was stepped back while the run ran: its span bounds no time)."""
+    try:
+        ended, started = datetime.fromisoformat(info.ended_at or ""), datetime.fromisoformat(info.started_at)
+    except (TypeError, ValueError):
+        return None
+    return span if (span := (ended - started).total_seconds()) >= 0 else None
 
 
 ROUNDING_S = 1e-6

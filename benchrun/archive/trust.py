@@ -22,6 +22,7 @@ from benchrun.core.advice import audit_command
 from benchrun.core.errors import ArchiveError, BenchrunError, reading, without_file
 from benchrun.core.filebytes import CHUNK_BYTES, missing
 from benchrun.core.layout import (
+    APPENDED,
     CONFIG,
     DIGESTS,
     JUDGED_FILES,
@@ -353,7 +354,7 @@ def unended(run_dir: Path, name: str) -> str | None:
     """Why a line file of a run that ended (its records, records.sha256), which matches its digest, is not as its
     writer left it: its last line has no newline (the writer ends each line it writes, and readers read whole lines
     only, so they would pass over what the digest covers); None when it is."""
-    if name not in (*JUDGED_FILES, DIGESTS):
+    if name not in APPENDED:
         return None
     with reading(run_dir / name), open(run_dir / name, "rb") as handle:
         if handle.seek(0, os.SEEK_END) == 0 or (handle.seek(-1, os.SEEK_END), handle.read(1))[1] == b"\n":

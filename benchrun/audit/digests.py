@@ -12,9 +12,9 @@ from benchrun.archive.writer import file_digest
 from benchrun.audit.finding import Finding
 from benchrun.core.errors import ArchiveError, BenchrunError, without_file
 from benchrun.core.filebytes import missing
-from benchrun.core.layout import DIGESTS, JUDGED_FILES, MANIFEST, RUN
+from benchrun.core.layout import CONFIG, DIGESTS, JUDGED_FILES, MANIFEST, RUN
 from benchrun.core.manifest import Manifest
-from benchrun.core.records import FileDigest
+from benchrun.core.records import FileDigest, RunInfo
 from benchrun.core.text import counted
 
 
@@ -45,6 +45,21 @@ def run_manifest(run: Run) -> Manifest | None:
         return run.manifest
     except BenchrunError:
         return None
+
+
+def config_twice(info: RunInfo) -> list[Finding]:
+    """Why a finished run.json's two digests of config.yaml differ (as its start wrote it, `config_digest`, and at the
+    end, `files`): config.yaml is written once, as the run starts. None found when they agree, or one is not given."""
+    started, ended = info.config_digest, info.files.get(CONFIG)
+    if started is None or ended is None or started == ended:
+        return []
+    return [Finding(False, RUN, f"config_digest gives {CONFIG} as its start wrote it, {_digest(started)}, where "
+                                f"files gives it at the end as {_digest(ended)}: {CONFIG} is written once, as the "
+                                "run starts")]
+
+
+def _digest(digest: FileDigest) -> str:
+    return f"sha256 {digest.sha256[:12]}… ({counted(digest.size, 'byte')})"
 
 
 def check_file(run_dir: Path, name: str, expected: FileDigest, writer: tuple[str, str] = ("run", RUN),

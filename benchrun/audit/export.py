@@ -7,6 +7,7 @@ import argparse
 import csv
 import json
 import sys
+import unicodedata
 from contextlib import nullcontext
 from typing import IO, Any, Sequence
 
@@ -20,6 +21,9 @@ from benchrun.core.errors import EXIT
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\0")
 """What a spreadsheet takes a cell's formula to start with (OWASP's list, under CSV injection; and NUL, ASVS 1.2.10's:
 a spreadsheet that drops it runs what follows, a model's answer `\\0=HYPERLINK(...)`)."""
+FORMULA_SIGNS = ("=", "+", "-", "@")
+"""The signs a formula starts with, which a spreadsheet finds past leading white space (Excel, Sheets and Numbers skip
+it, a no-break space too) and in their full-width forms (`＝`: an East Asian spreadsheet takes it for `=`)."""
 LINE_END = "\r\n"
 """RFC 4180's, with which the writer quotes a cell holding either line break (with "\n" alone a bare CR in a cell is
 left as it is, and a spreadsheet starts a row there: a formula after it would run)."""
@@ -43,7 +47,14 @@ def write_csv(runs: Sequence[Run], out: IO[str], text: bool = False) -> int:
 
 def _cell(value: Any) -> Any:
     text = json.dumps(value, ensure_ascii=False) if isinstance(value, (list, dict)) else value
-    return "'" + text if isinstance(text, str) and text.startswith(FORMULA_START) else text
+    return "'" + text if isinstance(text, str) and formula_like(text) else text
+
+
+def formula_like(text: str) -> bool:
+    """Whether a spreadsheet may read the cell `text` as a formula: it starts with FORMULA_START, or its first
+    character past white space is a formula's sign in its compatibility form (NFKC: `＝`, `﹦` are `=`)."""
+    first = text.lstrip()[:1]
+    return text.startswith(FORMULA_START) or unicodedata.normalize("NFKC", first).startswith(FORMULA_SIGNS)
 
 
 def write_jsonl(runs: Sequence[Run], out: IO[str], text: bool = False) -> int:

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, AsyncIterator
 
 from benchrun.archive import repair, trust
-from benchrun.archive.dirlock import DirLock, describe
+from benchrun.archive.dirlock import DirLock, describe, own_file
 from benchrun.archive.lookup import resolve_run
 from benchrun.archive.reader import Run, load_run
 from benchrun.archive.sessions import RESUMED, carry_cut, ended
@@ -39,7 +39,7 @@ from benchrun.core.advice import audit_command
 from benchrun.core.errors import EXIT, ArchiveError, BenchrunError, ConfigError
 from benchrun.core.interrupts import INTERRUPTS
 from benchrun.core.judgekeys import as_made
-from benchrun.core.layout import CONFIG, MANIFEST, RESPONSES, RUN, SEAL, SUMMARY, UNFINISHED
+from benchrun.core.layout import APPENDED, CONFIG, MANIFEST, RESPONSES, RUN, SEAL, SUMMARY, UNFINISHED
 from benchrun.core.manifest import Manifest, Query
 from benchrun.core.records import RunInfo, answer_name
 from benchrun.core.recordvalues import Served, answered_as, pin_named, pinned_as
@@ -93,6 +93,8 @@ def resume_run(run: Run, force: bool = False, host: str | list[str] | None = Non
         if stopped_sealing(run, lock):
             return seal_left(run, lock)
         manifest = checked_manifest(run, force)
+        for name in APPENDED:  # before the records are read: no --force makes a pipe or a folder a file to append to
+            own_file(run.path / name)
         if planted := trust.strays(run):
             name, why = planted[0]
             raise ArchiveError(f"{why}: a resume would seal the run beside it; move it out of the run's directory, "

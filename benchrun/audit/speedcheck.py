@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import json
 import math
-from datetime import datetime
 from typing import Any
 
 from benchrun.archive.books import Books
+from benchrun.archive.lineagefields import CLOCKS_APART_S, run_span
 from benchrun.archive.reader import Run
 from benchrun.core.layout import SUMMARY
 from benchrun.core.records import Speed
@@ -24,10 +24,8 @@ SPEED_TOLERANCE = 1e-6
 """How near a speed figure is to the one its answers make (a benchrun before 0dcfddb summed a rate's seconds as floats,
 not whole microseconds: the last digits differ); far below the three decimals shown. An answer's time and a wall time
 are both kept to the microsecond."""
-CLOCKS_APART_S = 1.0
 TIMES_APART_S = 1e-6
 """How far the wall time may fall short of the longest answer it timed: both are rounded to the microsecond."""
-"""How far the wall time (a monotonic clock's) may pass the run's span (the system clock's, which NTP may step)."""
 READ = "show, list and compare read it, export and report read the records"
 
 
@@ -36,8 +34,8 @@ def speed_unmade(run: Run, books: Books) -> tuple[str, str] | None:
     if run.summary is None or run.summary.speed is None:
         return None
     said, made = run.summary.speed, books.speed.speed()
-    found = _unmade("speed", said, made) or _clocked("speed", said, _span(run) if run.info.merged is None else None,
-                                                     run.info.merged is not None)
+    span = run_span(run.info) if run.info.merged is None else None
+    found = _unmade("speed", said, made) or _clocked("speed", said, span, run.info.merged is not None)
     if found is None and (said.hosts or made.hosts):
         found = _hosts(said, made)
     return None if found is None else (SUMMARY, f"{found}: {READ}")
@@ -85,15 +83,6 @@ def _clocked(where: str, said: Speed, most: float | None, merged: bool) -> str |
         return (f"{where}.samples_per_s: summary.json's is {said.samples_per_s}, its {said.n + said.failed} requests "
                 f"over its wall time ({wall} s) make {rate}")
     return None
-
-
-def _span(run: Run) -> float | None:
-    """Seconds from the run's start to its end, as run.json says them; None when they cannot be set apart."""
-    try:
-        ended, started = datetime.fromisoformat(run.info.ended_at or ""), datetime.fromisoformat(run.info.started_at)
-        return (ended - started).total_seconds()
-    except (TypeError, ValueError):
-        return None
 
 
 def close(said: Any, made: Any, rel_tol: float = 1e-9) -> bool:

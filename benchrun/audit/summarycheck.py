@@ -13,7 +13,7 @@ from benchrun.archive.reader import Run
 from benchrun.archive.repair import JudgeCalls
 from benchrun.archive.trust import seal_broken, unreadable
 from benchrun.audit.answernames import AnswerNames
-from benchrun.audit.judgegrades import JudgeGrades
+from benchrun.audit.judgegrades import JudgeGrades, judge_listed
 from benchrun.audit.rescored import RescoreInfo
 from benchrun.audit.speedcheck import READ, close, speed_unmade
 from benchrun.core.errors import ArchiveError
@@ -145,6 +145,8 @@ class RunPass:
     def response(self, response: ResponseRecord) -> None:
         if self.books is not None:
             self.books.response(response)
+        if self.grades is not None:
+            self.grades.response(response)
         self.names.response(response)
         for rescore in self.rescores:
             rescore.response(response)
@@ -173,7 +175,7 @@ def _grades_of(run: Run) -> JudgeGrades | None:
     """Where the run's judge calls' grades are kept to check its judges' score lines (None: no judges, or a manifest
     no reader reads, which `trust.unreadable` says)."""
     try:
-        return JudgeGrades(run.manifest) if run.manifest.judges else None
+        return JudgeGrades(run.manifest, judge_listed(run)) if run.manifest.judges else None
     except ArchiveError:
         return None
 

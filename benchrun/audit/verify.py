@@ -31,7 +31,7 @@ from benchrun.archive.trust import (
 from benchrun.archive.writer import file_digest
 from benchrun.archive.writerless import lock_told
 from benchrun.audit import arguments
-from benchrun.audit.digests import check_file, check_manifest, locate, run_manifest
+from benchrun.audit.digests import check_file, check_manifest, config_twice, locate, run_manifest
 from benchrun.audit.finding import Finding
 from benchrun.audit.heldfiles import held
 from benchrun.audit.rescorecheck import check_rescores
@@ -186,6 +186,7 @@ def _digested(run: Run, kept: RunPass | None) -> list[Finding]:
         started += [Finding(False, RUN, edited)] if edited else []
         return [*unfinished, *located, *started, *(() if not all(f.ok for f in located) else belonging(run, kept))]
     digested = [f for name, digest in info.files.items() for f in check_file(run.path, name, digest)]
+    digested += config_twice(info)
     return [*digested, *(() if not all(f.ok for f in digested) else belonging(run, kept))]
 
 

@@ -6,12 +6,13 @@ from __future__ import annotations
 from pydantic import Field
 
 from benchrun.core.frozen import Frozen
+from benchrun.core.metricvalue import Tally
 
 
 class ScorerAgreement(Frozen):
     """A judge against a 0/1 scorer, on the answers both graded (the judge's verdict: the majority of its grades)."""
 
-    answers: int
+    answers: Tally
     agreement: float
     """The share of answers on which the judge's verdict and the scorer's value agree."""
     kappa: float | None
@@ -21,8 +22,8 @@ class ScorerAgreement(Frozen):
 class JudgeAgreement(Frozen):
     """How a judge agrees with itself over its repeats and with the 0/1 scorers of the tasks it grades."""
 
-    repeats: int
-    answers: int
+    repeats: Tally
+    answers: Tally
     """Answers with a grade from every repeat."""
     self_agreement: float | None
     """With repeats: the share of answers whose grades all agree; None with one call per answer."""

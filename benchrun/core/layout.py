@@ -29,6 +29,8 @@ RECORD_FILES = (RESPONSES, SCORES)
 """The record files of every run."""
 JUDGED_FILES = (*RECORD_FILES, JUDGEMENTS)
 """The record files of a run with judges."""
+APPENDED = (*JUDGED_FILES, DIGESTS)
+"""The run's files a writer appends to, line by line."""
 DigestedFile = Literal["config.yaml", "responses.jsonl", "scores.jsonl", "judgements.jsonl", "records.sha256",
                        "summary.json"]
 """The files whose digests run.json holds when the run ended: no other name (`/etc/shadow`, which verify would

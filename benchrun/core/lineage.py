@@ -10,6 +10,7 @@ from pydantic import AfterValidator
 from benchrun.core.errors import ConfigError
 from benchrun.core.frozen import Frozen
 from benchrun.core.layout import Status
+from benchrun.core.metricvalue import Tally
 from benchrun.core.recordvalues import Environment, History, Identity, RunId
 from benchrun.core.shards import Shard
 from benchrun.core.text import undecoded
@@ -45,9 +46,9 @@ class Lineage(Frozen):
     path: str
     """The parent's run directory, as it was when the retry was made (absolute, `recorded`; an older retry's may be
     relative to where it was made)."""
-    carried: int
+    carried: Tally
     """How many of the parent's responses were carried over."""
-    asked: int
+    asked: Tally
     """How many samples were asked again (their requests had failed in the parent, or were never made)."""
 
 
@@ -61,7 +62,7 @@ class MergedShard(Frozen):
     shard: Annotated[str, AfterValidator(_part)]
     """Which part it asked (i/n)."""
     status: Status
-    responses: int
+    responses: Tally
     """How many of its response lines the merged run holds (all of them)."""
     identity: Identity | None = None
     """The model as the shard's servers described it (its run.json's `identity`: hosts, server version), which the

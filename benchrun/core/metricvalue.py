@@ -52,14 +52,21 @@ Statistic = Annotated[float, AfterValidator(_finite)]
 infinity written by a hand is refused where the file is read, never made into an interval)."""
 
 
+MAX_COUNT = 2**53 - 1
+"""The largest count a record may hold (of answers, tokens, or a server's nanoseconds): the integers every JSON reader
+keeps exactly, as a server's are taken (`execute.boundary.received`)."""
+
+
 def _tally(value: int) -> int:
     if value < 0:
         raise ValueError(f"{value} is no number of answers (0 or more)")
+    if value > MAX_COUNT:
+        raise ValueError(f"{number_shown(value)} is no number of answers (0 to 2^53 - 1)")
     return value
 
 
 Tally = Annotated[int, AfterValidator(_tally)]
-"""A number of answers or samples in summary.json: 0 or more."""
+"""A number of answers or samples in summary.json, run.json or rescore.json: 0 to MAX_COUNT."""
 
 
 def shares(line: Any) -> Any:

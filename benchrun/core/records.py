@@ -228,9 +228,9 @@ class Speed(Frozen):
     """How fast the run went, from the responses asked in it (see benchrun.archive.speed): answers from the response cache
     (`cached_from`) or carried over by a retry (`carried_from`) are left out."""
 
-    n: int
+    n: Tally
     """Answered responses the latency and token figures are from."""
-    failed: int
+    failed: Tally
     """Requests that got no answer: left out of latency and tokens, counted in samples_per_s."""
     latency_s: Latency | None
     tokens_per_s: float | None

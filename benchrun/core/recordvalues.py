@@ -15,6 +15,7 @@ from pydantic import AfterValidator, BeforeValidator
 from pydantic_core import PydanticCustomError
 
 from benchrun.core.layout import is_version
+from benchrun.core.metricvalue import MAX_COUNT, number_shown
 from benchrun.core.secrets import SECRETS
 from benchrun.core.text import one_line
 
@@ -72,17 +73,12 @@ Seconds = Annotated[float, AfterValidator(_duration)]
 """A measured wall time, in seconds."""
 
 
-MAX_COUNT = 2**53 - 1
-"""The largest token count or duration (ns) a record may hold: the integers every JSON reader keeps exactly, as a
-server's are taken (`execute.boundary.received`)."""
-
-
 def _count(value: int) -> int:
     """A token count or a server's duration (ns) as the run took it from the server: a whole number from 0 to
     MAX_COUNT; anything else (-5 tokens, 10**30, written by a hand) is refused where the record is read, never made
     into a speed."""
     if not 0 <= value <= MAX_COUNT:
-        raise ValueError(f"{value!r} is no count a server measures (0 to 2^53 - 1)")
+        raise ValueError(f"{number_shown(value)} is no count a server measures (0 to 2^53 - 1)")
     return value
 
 
