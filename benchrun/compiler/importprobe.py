@@ -108,9 +108,9 @@ the token that says it ended, each written to a file of their own (its descripto
 file that replaced or closed sys.stdout (`sys.stdout = open(os.devnull, 'w')`, to quiet itself) is not said to have
 ended the process; what the file prints goes nowhere (the import that follows logs it, bounded): kept, a file printing
 without end filled $TMPDIR for IMPORT_TIMEOUT_S, then this process's memory as it read it. A copy it forked writes
-nothing here and ends without a word. The child is its descendants' reaper (Linux's child subreaper), so a process started in a session of its own (`Popen(...,
-start_new_session=True)`, `setsid cmd &`), which the killing of the child's process group missed and which outlived
-every run, is seen among its children and killed."""
+nothing here and ends without a word. The child is its descendants' reaper (Linux's child subreaper), so a process
+started in a session of its own (`Popen(..., start_new_session=True)`, `setsid cmd &`), which the killing of the
+child's process group missed and which outlived every run, is seen among its children and killed."""
 WALKED = 2000
 """The most entries of a benchmark's folder looked at for its Python files; past them, its files are probed always."""
 Listing = tuple[tuple[str, int, int, int], ...]
