@@ -36,6 +36,7 @@ from benchrun.compiler.ownsource import (
     refuse_unseen_imports,
 )
 from benchrun.compiler.runstate import kept
+from benchrun.compiler.schemaonce import MARK, keep_probed
 from benchrun.core.errors import OWN_LIMITS, TaskError
 from benchrun.core.filebytes import read_bounded, utf8_text
 from benchrun.core.interrupts import INTERRUPTS
@@ -52,7 +53,7 @@ PRINTED_KEPT = 1 << 20
 what is written to the standard descriptors each."""
 SCHEMA_MARK = "schema of "
 """What the probe writes before it makes a class's JSON schema, with the class's name."""
-PROBE = """import ctypes, json, os, runpy, signal, sys, threading
+PROBE = """import ctypes, hashlib, json, os, runpy, signal, sys, threading
 try:
     ctypes.CDLL(None).prctl(36, 1)
     ctypes.CDLL(None).prctl(1, 9)
@@ -71,7 +72,8 @@ try:
             marks.write('\\nSCHEMA' + name)
             marks.flush()
             try:
-                value.model_json_schema()
+                made = json.dumps(value.model_json_schema(), sort_keys=True, default=repr).encode()
+                marks.write('\\nDIGEST' + json.dumps([name, hashlib.sha256(made).hexdigest()]))
             except BaseException:
                 pass
     marks.write('\\nSCHEMA')
@@ -123,7 +125,7 @@ for _ in range(100):
 marks.write('\\n' + json.dumps([left, bool(forked), started]) + sys.argv[2])
 marks.flush()
 os._exit(0)
-""".replace("SCHEMA", SCHEMA_MARK)
+""".replace("SCHEMA", SCHEMA_MARK).replace("DIGEST", MARK)
 """The child's import, then the JSON schema of each class it defines that has one (a response class's, made as the
 plan is compiled): whatever the file raises is reported by the import that follows; then the threads the import left
 running (which would keep a run's process from ever exiting), whether it forked (os.fork: its copy went on as a second
@@ -160,10 +162,10 @@ def import_file(path: Path, rel: str, probe: bool = True, digests: Digests | Non
     found = hashlib.sha256(data).hexdigest()
     if digests is not None and found != digests.get(path.name):
         raise TaskError(CHANGED.format("it hashes", found[:12], str(digests.get(path.name))[:12]), file=rel)
-    if probe:
-        probed(path, rel)
+    said = probed(path, rel) if probe else b""
     from_source(path.parent)
     name = module_name(path)
+    keep_probed(name, said)
     spec = importlib.util.spec_from_file_location(name, path, loader=Held(name, path, data))
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
@@ -302,7 +304,7 @@ def _log_printed(rel: str, printed: str) -> None:
         LOG.info("%s printed while it was imported:\n%s", rel, printed.rstrip("\n"))
 
 
-def probed(path: Path, rel: str) -> None:
+def probed(path: Path, rel: str) -> bytes:
     """Import `path` in a child process of a session of its own (without the API key), killed when this process ends
     however it ends (PR_SET_PDEATHSIG: a run SIGKILLed while a file's import hung left it running for good): refuse
     a file whose import ends that process without a Python error (os._exit, a signal), does not end within
@@ -347,6 +349,7 @@ def probed(path: Path, rel: str) -> None:
             "in a session of its own, which would outlive the run"
         raise TaskError(f"cannot import: it starts {what} that is still running once it is imported, {why}; a "
                         "benchmark's file must define its functions and classes, not work at import", file=rel)
+    return said
 
 
 def _schema_made(said: bytes) -> str | None:
