@@ -18,8 +18,10 @@ Fixed:
    `info.yaml`, `Info.yml`, a `judges.yaml`, `Tasks.yml` beside tasks.yml) refused naming it and the name benchrun
    reads (compiler.lookalikes, called by sources.read_tasks): it was read by nothing, its task run with the defaults
    (info.yaml's scorer and format unread) or its judges never asked, without a word.
-6. judges.yml read as tasks.yml is (core.yamlfile's `written` loader): a number with an exponent as JSON writes it
-   (`scores: {"yes": 1e-1}`) was YAML 1.1's text, refused as `'1e-1' is not of type 'number'`.
+6. A number with an exponent as JSON writes it read as a number in every YAML file of the user's, as tasks.yml's already
+   was (core.yamlfile.EXPONENT, now on every loader but the archive's): judges.yml's `scores: {"yes": 1e-1}` was YAML
+   1.1's text, refused as `'1e-1' is not of type 'number'`; a runner file's `options: {temperature: 1e-1}` as `Input
+   should be a valid number, not "1e-1"`.
 7. A judge's scores giving every grade of its Enum one number (`{"yes": 1, "no": 1}`) refused (compiler.judges._scores):
    the judge's metric was that number whatever its model answered.
 """
@@ -100,7 +102,7 @@ def test_a_judges_score_written_with_an_exponent_is_a_number(tmp_path):
     """Before: `judges[0].scores.yes: '1e-1' is not of type 'number'` (YAML 1.1's text)."""
     files = {"tasks.yml": JUDGED_TASK, "judges.yml": judges('{"yes": 1e-1, "no": -1e308}')}
     assert ended(dry_run(tmp_path, files, "judge.model=j")) == refusal(
-        "in 'judges.yml': judges[0].scores.no: -1e308 is not a finite number of magnitude at most 1e+100, as a "
+        "in 'judges.yml': judges[0].scores.no: -1e+308 is not a finite number of magnitude at most 1e+100, as a "
         "metric's value must be")
 
 
@@ -110,3 +112,12 @@ def test_a_judges_scores_of_one_number_for_every_grade_are_refused(tmp_path):
     assert ended(dry_run(tmp_path, files, "judge.model=j")) == refusal(
         "in 'judges.yml': judges[0].scores: every grade of field 'answer' (yes, no) is scored 1, so the judge's metric "
         "would be that whatever its model answers: give its grades different numbers")
+
+
+def test_a_runner_files_number_written_with_an_exponent_is_a_number(tmp_path):
+    """Before: `in 'r.yml': options.temperature: Input should be a valid number, not "-1e-1"` (YAML 1.1's text)."""
+    files = {"tasks.yml": JUDGED_TASK.replace("  judge: j\n", ""),
+             "r.yml": "runner_type: ollama\nmodel: m\noptions:\n  temperature: -1e-1\n"}
+    assert ended(dry_run(tmp_path, files, "runner_file=bench/r.yml")) == refusal(
+        "in 'bench/r.yml': options.temperature: -0.1 is no temperature of its own: Ollama and llama.cpp's server read any "
+        "below 0 as 0 (the likeliest token each time): give 0 or more")

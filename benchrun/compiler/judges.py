@@ -30,7 +30,7 @@ def read_judges(bench: Path) -> list[dict[str, Any]]:
     path = bench / JUDGES_FILE
     if not path.exists():
         return []
-    raw = load_yaml(path, JUDGES_FILE, written=True)
+    raw = load_yaml(path, JUDGES_FILE)
     schemas.check("judges", raw, TaskError, file=JUDGES_FILE, root="judges")
     names = [judge["name"] for judge in raw]
     for index, name in enumerate(names):
