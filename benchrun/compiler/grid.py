@@ -28,6 +28,7 @@ from benchrun.compiler.blanks import refuse_blank_example, refuse_blank_values
 from benchrun.compiler.braces import refuse_escaped_fields
 from benchrun.compiler.charcodes import formatted
 from benchrun.compiler.data import Example, draw
+from benchrun.compiler.examplevalues import check_example_values
 from benchrun.compiler.files import REFERENCE
 from benchrun.compiler.schemas import SHOWN
 from benchrun.compiler.scoring import trimmed
@@ -277,9 +278,8 @@ def _example_text(spec: TaskSpec, example: Example, parts: Parts, limits: Limits
         return example.user or ""
     where = {"file": example.file, "task": spec.name, "key": f"{example.key}.values"}
     fields = _fields(parts)
-    for name in [field.name for field in fields] + [name for field in fields for name in field.spec_fields]:
-        if name not in example.values:
-            raise TaskError(f"no value '{name}', which the template uses", **where)
+    check_example_values(example.values, [field.name for field in fields]
+                         + [name for field in fields for name in field.spec_fields], where)
     refuse_blank_example(example.values, [field.name for field in fields], where)
     for field in fields:
         if field.spec_fields:

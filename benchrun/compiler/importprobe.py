@@ -16,6 +16,7 @@ import tempfile
 import uuid
 from pathlib import Path
 
+from benchrun.compiler.schemaonce import MARK
 from benchrun.core.childwait import waited
 from benchrun.core.errors import TaskError
 from benchrun.core.scratch import remove_scratch, scratch_folder
@@ -28,7 +29,7 @@ IMPORT_TIMEOUT_S = 60
 """How long importing a benchmark's Python file may take."""
 SCHEMA_MARK = "schema of "
 """What the probe writes before it makes a class's JSON schema, with the class's name."""
-PROBE = """import ctypes, json, os, runpy, signal, sys, threading
+PROBE = """import ctypes, hashlib, json, os, runpy, signal, sys, threading
 try:
     ctypes.CDLL(None).prctl(36, 1)
     ctypes.CDLL(None).prctl(1, 9)
@@ -47,7 +48,8 @@ try:
             marks.write('\\nSCHEMA' + name)
             marks.flush()
             try:
-                value.model_json_schema()
+                made = json.dumps(value.model_json_schema(), sort_keys=True, default=repr).encode()
+                marks.write('\\nDIGEST' + json.dumps([name, hashlib.sha256(made).hexdigest()]))
             except BaseException:
                 pass
     marks.write('\\nSCHEMA')
@@ -99,7 +101,7 @@ for _ in range(100):
 marks.write('\\n' + json.dumps([left, bool(forked), started]) + sys.argv[2])
 marks.flush()
 os._exit(0)
-""".replace("SCHEMA", SCHEMA_MARK)
+""".replace("SCHEMA", SCHEMA_MARK).replace("DIGEST", MARK)
 """The child's import, then the JSON schema of each class it defines that has one (a response class's, made as the
 plan is compiled): whatever the file raises is reported by the import that follows; then the threads the import left
 running (which would keep a run's process from ever exiting), whether it forked (os.fork: its copy went on as a second
@@ -115,25 +117,26 @@ WALKED = 2000
 """The most entries of a benchmark's folder looked at for its Python files; past them, its files are probed always."""
 Listing = tuple[tuple[str, int, int, int], ...]
 """Every Python file under a folder, with its inode, size and modification time."""
-PROBED: dict[Path, tuple[Digests, Listing]] = {}
-"""The files this process probed and then imported whole: the digests they and their own modules had, and their
-folder's Python files, then."""
+KNOWN: dict[Path, tuple[Digests, Listing, bytes]] = {}
+"""The files this process probed and then imported whole: the digests they and their own modules had, their
+folder's Python files, then, and what the probe wrote."""
 
 
-def probe_unless_known(path: Path, rel: str, found: str) -> None:
+def probe_unless_known(path: Path, rel: str, found: str) -> bytes:
     """`probed(path, rel)`, unless this process probed and imported `path` already as it is (digest `found`), with
     its own modules as they are and no Python file of its folder added, removed or changed since (one a changed file
-    might import now): a sweep's jobs in one process compile one benchmark each."""
-    known, listing = PROBED.get(path.resolve()), python_files(path.parent)
+    might import now): then what that probe wrote. A sweep's jobs in one process compile one benchmark each."""
+    known, listing = KNOWN.get(path.resolve()), python_files(path.parent)
     if known is None or listing is None or known[1] != listing or known[0].get(path.name) != found or any(
             _file_digest(path.parent / own) != digest for own, digest in known[0].items() if own != path.name):
-        probed(path, rel)
+        return probed(path, rel)
+    return known[2]
 
 
-def remember(path: Path, digests: Digests) -> None:
-    """`path` was probed and imported whole, it and its own modules as `digests` say."""
+def remember(path: Path, digests: Digests, said: bytes) -> None:
+    """`path` was probed (the probe wrote `said`) and imported whole, it and its own modules as `digests` say."""
     if (listing := python_files(path.parent)) is not None:
-        PROBED[path.resolve()] = (digests, listing)
+        KNOWN[path.resolve()] = (digests, listing, said)
 
 
 def python_files(folder: Path) -> Listing | None:
@@ -158,7 +161,7 @@ def _file_digest(path: Path) -> str | None:
         return None
 
 
-def probed(path: Path, rel: str) -> None:
+def probed(path: Path, rel: str) -> bytes:
     """Import `path` in a child process of a session of its own (without the API key), killed when this process ends
     however it ends (PR_SET_PDEATHSIG: a run SIGKILLed while a file's import hung left it running for good): refuse
     a file whose import ends that process without a Python error (os._exit, a signal), does not end within
@@ -203,6 +206,7 @@ def probed(path: Path, rel: str) -> None:
             "in a session of its own, which would outlive the run"
         raise TaskError(f"cannot import: it starts {what} that is still running once it is imported, {why}; a "
                         "benchmark's file must define its functions and classes, not work at import", file=rel)
+    return said
 
 
 def _schema_made(said: bytes) -> str | None:

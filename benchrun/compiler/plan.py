@@ -17,6 +17,7 @@ from benchrun.compiler.answerable import refuse_unanswerable
 from benchrun.compiler.files import REFERENCE, Bounds
 from benchrun.compiler.judges import compile_judges
 from benchrun.compiler.patterns import patterns_in, read_apart, regex_read
+from benchrun.compiler.schemaonce import refuse_made_otherwise
 from benchrun.compiler.schemas import SHOWN
 from benchrun.compiler.shots import refuse_shown_answers
 from benchrun.compiler.sources import TaskSpec, benchmark_files, read_tasks
@@ -192,6 +193,7 @@ def format_spec(name: str, known: dict[str, type[BaseModel]], where: dict[str, s
                         file=formats.CUSTOM_FILE, task=where.get("task"))
     _refs_inside(name, schema)
     if custom:
+        refuse_made_otherwise(cls, name, schema, formats.CUSTOM_FILE, where.get("task"))
         _read_alike(name, schema, where.get("task"))
         _a_json_schema(name, schema)
     return FormatSpec(name=name, origin=origin, json_schema=schema)

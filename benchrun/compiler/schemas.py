@@ -100,7 +100,18 @@ def describe(err: ValidationError) -> str:
     if err.validator == "type" and "integer" in err.validator_value and isinstance(err.instance, float) \
             and err.instance.is_integer():
         return f"{err.instance!r} is not an integer: write the whole number ({int(err.instance)})"
-    return _bounded(err.message, err.instance)
+    return _bounded(_json_spelled(err), err.instance)
+
+
+def _json_spelled(err: ValidationError) -> str:
+    """jsonschema's message with the value given, if it is no text, in JSON's words, where the message starts with it
+    (`true is not of type 'integer'`, not Python's `True`; `{"a": null}`, not `{'a': None}`); text stays quoted as
+    benchrun quotes a name. execute.formatcheck.json_words says an answer's values so: one function in core could serve
+    both."""
+    python = repr(err.instance)
+    if isinstance(err.instance, str) or not err.message.startswith(python):
+        return err.message
+    return json.dumps(err.instance, ensure_ascii=False) + err.message[len(python):]
 
 
 SHOWN = 60

@@ -21,6 +21,7 @@ from benchrun.compiler.data import (
     read_values,
 )
 from benchrun.compiler.files import Bounds, inside, present, read_csv, read_text
+from benchrun.compiler.lookalikes import refuse_lookalikes
 from benchrun.compiler.tasksdir import TASKS_DIR
 from benchrun.core.errors import TaskError
 from benchrun.core.manifest import PROMPT_ID, Combinations
@@ -126,6 +127,9 @@ def read_tasks(bench: Path, bounds: Bounds) -> list[TaskSpec]:
     """Every task of the benchmark at `bench`, list-style first, then folders by name; each data file held to
     `bounds`."""
     benchmark_files(bench)
+    tasks_dir = bench / TASKS_DIR
+    refuse_lookalikes(bench, (*TOP_FILES, TASKS_DIR), [folder for folder in task_folders(tasks_dir) if folder.is_dir()]
+                      if tasks_dir.is_dir() else [], FOLDER_FILES)
     with read_once():
         specs = _list_tasks(bench, bounds) + _folder_tasks(bench, bounds)
     if not specs:

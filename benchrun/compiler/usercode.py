@@ -33,6 +33,7 @@ from benchrun.compiler.ownsource import (
     refuse_unseen_imports,
 )
 from benchrun.compiler.runstate import kept
+from benchrun.compiler.schemaonce import keep_probed
 from benchrun.core.errors import OWN_LIMITS, TaskError
 from benchrun.core.filebytes import read_bounded, utf8_text
 from benchrun.core.interrupts import INTERRUPTS
@@ -65,10 +66,10 @@ def import_file(path: Path, rel: str, probe: bool = True, digests: Digests | Non
     found = hashlib.sha256(data).hexdigest()
     if digests is not None and found != digests.get(path.name):
         raise TaskError(CHANGED.format("it hashes", found[:12], str(digests.get(path.name))[:12]), file=rel)
-    if probe:
-        probe_unless_known(path, rel, found)
+    said = probe_unless_known(path, rel, found) if probe else b""
     from_source(path.parent)
     name = module_name(path)
+    keep_probed(name, said)
     spec = importlib.util.spec_from_file_location(name, path, loader=Held(name, path, data))
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
@@ -79,7 +80,7 @@ def import_file(path: Path, rel: str, probe: bool = True, digests: Digests | Non
         refuse_linked_out(path.parent, rel)
         SOURCES[name] = {path.name: found, **_own_digests(path.parent, rel, digests)}
         if probe:
-            remember(path, SOURCES[name])
+            remember(path, SOURCES[name], said)
         files = {rel: path, **{own: path.parent / own for own in SOURCES[name] if own != path.name}}
         refuse_unseen_imports(files, path.parent)
     except BaseException:

@@ -3,7 +3,8 @@ parameters, passing most on to llama.cpp) has them: a count's least value, a pro
 
 Past them a value means nothing of its own: Ollama sends a negative context's size on to its engine (`-c -5`), takes
 a batch or a thread count below one silently for its default, reads top_k below 0 as 0, and a top_p or min_p past 1
-as no cut at all; each run then asks otherwise than its manifest says. Its own special values are kept (num_predict
+as no cut at all, and a temperature below 0 as 0 (its engine clamps it; llama.cpp's takes the likeliest token for
+any of 0 or less); each run then asks otherwise than its manifest says. Its own special values are kept (num_predict
 -1: no limit, -2: until the context is full).
 
 runner=local's llama.cpp (llama-cpp-python) reads otherwise: any num_predict of 0 or less alike (until the context is
@@ -22,7 +23,9 @@ LEAST = {"num_ctx": (0, "is no context's size (0 is the model's own)"),
          "num_gpu": (-1, "is no count of layers to put on a GPU (-1 lets the server choose, 0 puts none)"),
          "num_keep": (-1, "is no count of the prompt's tokens to keep (-1 keeps them all)"),
          "top_k": (0, "is no count of the likeliest tokens to sample from (0 takes them all)"),
-         "repeat_last_n": (-1, "is no count of tokens to look back over (-1 is the whole context, 0 none)")}
+         "repeat_last_n": (-1, "is no count of tokens to look back over (-1 is the whole context, 0 none)"),
+         "temperature": (0, "is no temperature of its own: Ollama and llama.cpp's server read any below 0 as 0 "
+                            "(the likeliest token each time)")}
 """Option -> the least value Ollama gives a meaning, and why a lower one is none."""
 PROBABILITIES = {"top_p": "the share of chance the likeliest tokens sampled from add up to (1 takes them all)",
                  "min_p": "the least chance of a token sampled, as a share of the likeliest one's (0 takes them all)",
@@ -56,6 +59,6 @@ def _local_bounded(cls: Any, value: Any, info: ValidationInfo) -> Any:
     return out_of_bounds(info.field_name, value, LOCAL)
 
 
-LOCAL_VALIDATORS = {"_bounded": field_validator(*BOUNDED, "temperature", check_fields=False)(
+LOCAL_VALIDATORS = {"_bounded": field_validator(*BOUNDED, check_fields=False)(
     classmethod(_local_bounded))}
 """runner=local's options' validator of bounds, in place of Ollama's (`Options._bounded`)."""

@@ -181,6 +181,12 @@ def _kind(value: Any) -> str:
         else f"a {type(value).__name__}"
 
 
+EXPONENT = re.compile(r"^[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)[eE][-+]?[0-9]+$")
+"""A number with an exponent as JSON and YAML 1.2 write it (`1e5`, `2.5E-3`), which YAML 1.1 reads as text unless
+its exponent is signed and its mantissa has a point (`1.0e+5`): a tasks.yml's `1e5` reached a scorer as the text
+'1e5' (`values['a'] * 2` was '1e51e5'), a CSV's or a JSONL's as the number; a judges.yml's or a runner file's
+`scores: {yes: 1e-1}`, `temperature: 1e-1` were refused as text. Every file of the user's reads it so."""
+
 class _FastLoader(_FAST_LOADER):
     """libyaml's safe loader (when installed), its integers bounded."""
 
@@ -199,6 +205,7 @@ for _loader in (_FastLoader, _Loader):
         _loader.add_constructor(f"tag:yaml.org,2002:{_tag}", _not_json)
     for _tag in AS_TEXT:
         _loader.add_constructor(_tag, _given_text)
+    _loader.add_implicit_resolver("tag:yaml.org,2002:float", EXPONENT, list("-+0123456789."))
 
 
 class _FastArchived(_FastLoader):
@@ -212,6 +219,9 @@ class _Archived(_Loader):
 
 for _loader in (_FastArchived, _Archived):
     _loader.add_constructor("tag:yaml.org,2002:str", _text)
+    # read as yaml.safe_dump wrote it, whose resolver has no EXPONENT: a text '1e5' it wrote unquoted stays text
+    _loader.yaml_implicit_resolvers = {first: [(tag, regexp) for tag, regexp in found if regexp is not EXPONENT]
+                                       for first, found in _loader.yaml_implicit_resolvers.items()}
 
 
 class _FastWritten(_FastLoader):
@@ -230,15 +240,9 @@ def _written_float(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> float:
     return as_written(node.value, _float(loader, node))
 
 
-EXPONENT = re.compile(r"^[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)[eE][-+]?[0-9]+$")
-"""A number with an exponent as JSON and YAML 1.2 write it (`1e5`, `2.5E-3`), which YAML 1.1 reads as text unless
-its exponent is signed and its mantissa has a point (`1.0e+5`): a tasks.yml's `1e5` reached a scorer as the text
-'1e5' (`values['a'] * 2` was '1e51e5'), a CSV's or a JSONL's as the number."""
-
 for _loader in (_FastWritten, _Written):
     _loader.add_constructor("tag:yaml.org,2002:int", _written_int)
     _loader.add_constructor("tag:yaml.org,2002:float", _written_float)
-    _loader.add_implicit_resolver("tag:yaml.org,2002:float", EXPONENT, list("-+0123456789."))
 
 
 def load_yaml(path: Path, rel: str, error: type[BenchrunError] = TaskError, written: bool = False) -> Any:
