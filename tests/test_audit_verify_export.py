@@ -64,10 +64,13 @@ def digest_of(path: Path) -> dict:
 
 
 def reseal(run_dir: Path) -> None:
-    """Rewrite the digests above a deliberate edit, as a consistent forger would: config.yaml's in run.json, then
-    run.json's in the seal (what verify cannot catch without a copy of the seal kept elsewhere)."""
+    """Rewrite the digests above a deliberate edit, as a consistent forger would: config.yaml's in run.json (both, as
+    the run's start and end wrote them), then run.json's in the seal (what verify cannot catch without a copy of the
+    seal kept elsewhere)."""
     info = json.loads((run_dir / "run.json").read_text())
     info["files"]["config.yaml"] = digest_of(run_dir / "config.yaml")
+    if "config_digest" in info:
+        info["config_digest"] = info["files"]["config.yaml"]
     (run_dir / "run.json").write_text(json.dumps(info))
     seal = json.loads((run_dir / "seal.json").read_text())
     (run_dir / "seal.json").write_text(json.dumps({**seal, "run_json": digest_of(run_dir / "run.json")}))
