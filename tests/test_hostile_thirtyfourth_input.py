@@ -119,5 +119,5 @@ def test_a_runner_files_number_written_with_an_exponent_is_a_number(tmp_path):
     files = {"tasks.yml": JUDGED_TASK.replace("  judge: j\n", ""),
              "r.yml": "runner_type: ollama\nmodel: m\noptions:\n  temperature: -1e-1\n"}
     assert ended(dry_run(tmp_path, files, "runner_file=bench/r.yml")) == refusal(
-        "in 'bench/r.yml': options.temperature: -0.1 is no temperature of its own: Ollama and llama.cpp's server read any "
-        "below 0 as 0 (the likeliest token each time): give 0 or more")
+        "in 'bench/r.yml': options.temperature: -0.1 is no temperature of its own: Ollama and llama.cpp's server "
+        "read any below 0 as 0 (the likeliest token each time): give 0 or more")

@@ -19,8 +19,8 @@ def check_example_values(values: dict[str, Any], used: list[str], where: dict[st
     if unread:
         close = difflib.get_close_matches(unread[0], missing, n=1)
         hint = f"did you mean '{close[0]}'?" if close else f"it uses {_names(used)}"
-        raise TaskError(f"{name_said(str(unread[0]))} is a value the template never uses ({hint}), and an example's values "
-                        "fill its template alone (kept nowhere else): leave it out", **where)
+        raise TaskError(f"{name_said(str(unread[0]))} is a value the template never uses ({hint}), and an "
+                        "example's values fill its template alone (kept nowhere else): leave it out", **where)
     if missing:
         raise TaskError(f"no value '{missing[0]}', which the template uses", **where)
 

@@ -172,7 +172,7 @@ def probed(path: Path, rel: str) -> bytes:
         stack.callback(remove_scratch, scratch)
         child = subprocess.Popen([sys.executable, "-c", PROBE, str(path), done, str(out.fileno()), str(os.getpid())],
                                  stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                 pass_fds=(out.fileno(),), env={**SECRETS.child_env(), "TMPDIR": scratch},
+                                 pass_fds=(out.fileno(),), env=_probe_env(scratch),
                                  start_new_session=True)
         try:
             code = waited(child, IMPORT_TIMEOUT_S)
@@ -207,6 +207,15 @@ def probed(path: Path, rel: str) -> bytes:
         raise TaskError(f"cannot import: it starts {what} that is still running once it is imported, {why}; a "
                         "benchmark's file must define its functions and classes, not work at import", file=rel)
     return said
+
+
+def _probe_env(scratch: str) -> dict[str, str]:
+    """The probe's environment: this one's without the API key, its temporary files in `scratch`, and unoptimised
+    (no $PYTHONOPTIMIZE), as the run's import of the file compiles it (`ownsource.Held`): -OO strips a class's
+    docstring, its JSON schema's description, and the probe's schema must be the run's."""
+    env = {**SECRETS.child_env(), "TMPDIR": scratch}
+    env.pop("PYTHONOPTIMIZE", None)
+    return env
 
 
 def _schema_made(said: bytes) -> str | None:

@@ -83,9 +83,9 @@ def _scores(raw: Mapping[str, Any], schema: dict[str, Any], index: int) -> dict[
         raise TaskError(f"scores must give each value of field '{field}' ({', '.join(values)}) a number: {said}",
                         **where(index, "scores"))
     if values is not None and len(set(scores.values())) == 1:
-        raise TaskError(f"every grade of field '{field}' ({', '.join(values)}) is scored {next(iter(scores.values()))}, "
-                        "so the judge's metric would be that whatever its model answers: give its grades different "
-                        "numbers", **where(index, "scores"))
+        raise TaskError(f"every grade of field '{field}' ({', '.join(values)}) is scored "
+                        f"{next(iter(scores.values()))}, so the judge's metric would be that whatever its model "
+                        "answers: give its grades different numbers", **where(index, "scores"))
     for key, value in scores.items():  # a grade's number is the metric's value: held to what a scorer may give
         if not in_bounds(value):
             raise TaskError(f"{value} is not a finite number of magnitude at most {MAX_METRIC:g}, as a metric's "

@@ -25,8 +25,8 @@ def _refuse_in(bench: Path, folder: Path, read: tuple[str, ...], task: str | Non
     meant = {_spelling(name): name for name in read}
     for name in sorted(os.listdir(folder)):
         if name not in read and (which := meant.get(_spelling(name))) is not None:
-            raise TaskError(f"{name_said(name)} is a name benchrun does not read (it reads {which}, by that exact name), "
-                            f"so the file would be ignored: rename it {which}",
+            raise TaskError(f"{name_said(name)} is a name benchrun does not read (it reads {which}, by that exact "
+                            f"name), so the file would be ignored: rename it {which}",
                             file=(folder / name).relative_to(bench).as_posix(), task=task)
 
 
