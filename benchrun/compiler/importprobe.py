@@ -122,20 +122,22 @@ KNOWN: dict[Path, tuple[Digests, Listing, bytes]] = {}
 folder's Python files, then, and what the probe wrote."""
 
 
-def probe_unless_known(path: Path, rel: str, found: str) -> bytes:
+def probe_unless_known(path: Path, rel: str, found: str) -> tuple[bytes, Listing | None]:
     """`probed(path, rel)`, unless this process probed and imported `path` already as it is (digest `found`), with
     its own modules as they are and no Python file of its folder added, removed or changed since (one a changed file
-    might import now): then what that probe wrote. A sweep's jobs in one process compile one benchmark each."""
+    might import now): then what that probe wrote. A sweep's jobs in one process compile one benchmark each. With
+    what was said, its folder's Python files as they were before it (for `remember`)."""
     known, listing = KNOWN.get(path.resolve()), python_files(path.parent)
     if known is None or listing is None or known[1] != listing or known[0].get(path.name) != found or any(
             _file_digest(path.parent / own) != digest for own, digest in known[0].items() if own != path.name):
-        return probed(path, rel)
-    return known[2]
+        return probed(path, rel), listing
+    return known[2], listing
 
 
-def remember(path: Path, digests: Digests, said: bytes) -> None:
-    """`path` was probed (the probe wrote `said`) and imported whole, it and its own modules as `digests` say."""
-    if (listing := python_files(path.parent)) is not None:
+def remember(path: Path, digests: Digests, said: bytes, listing: Listing | None) -> None:
+    """`path` was probed (the probe wrote `said`) and imported whole, it and its own modules as `digests` say, its
+    folder's Python files as `listing` (taken before the probe: a file changed since is probed again)."""
+    if listing is not None:
         KNOWN[path.resolve()] = (digests, listing, said)
 
 

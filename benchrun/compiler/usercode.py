@@ -66,7 +66,7 @@ def import_file(path: Path, rel: str, probe: bool = True, digests: Digests | Non
     found = hashlib.sha256(data).hexdigest()
     if digests is not None and found != digests.get(path.name):
         raise TaskError(CHANGED.format("it hashes", found[:12], str(digests.get(path.name))[:12]), file=rel)
-    said = probe_unless_known(path, rel, found) if probe else b""
+    said, listing = probe_unless_known(path, rel, found) if probe else (b"", None)
     from_source(path.parent)
     name = module_name(path)
     keep_probed(name, said)
@@ -79,8 +79,7 @@ def import_file(path: Path, rel: str, probe: bool = True, digests: Digests | Non
             spec.loader.exec_module(module)
         refuse_linked_out(path.parent, rel)
         SOURCES[name] = {path.name: found, **_own_digests(path.parent, rel, digests)}
-        if probe:
-            remember(path, SOURCES[name], said)
+        remember(path, SOURCES[name], said, listing)
         files = {rel: path, **{own: path.parent / own for own in SOURCES[name] if own != path.name}}
         refuse_unseen_imports(files, path.parent)
     except BaseException:
