@@ -389,8 +389,10 @@ def _file_of(path: Path) -> tuple[int, ...] | None:
 
 def _write(fd: int, data: bytes) -> None:
     """The lock's note replaced by `data`: written over the old one, then cut to its length, so a write the disk
-    refuses leaves the old note (a killed writer's), which a truncation first would have erased."""
+    refuses leaves the old note (a killed writer's), which a truncation first would have erased. Cut only where
+    the file is longer: fusefat refuses a truncation that keeps or grows a file's size."""
     if os.pwrite(fd, data, 0) < len(data):  # a short write: the disk had room for part of it
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-    os.ftruncate(fd, len(data))
+    if os.fstat(fd).st_size > len(data):
+        os.ftruncate(fd, len(data))
     os.fsync(fd)
