@@ -5,18 +5,25 @@ Fixed:
    anything: `operation not permitted writing .../run.lock`. Cutting the lock's note to its length, where that
    length is already the file's, is a truncation fusefat refuses (it cannot grow or keep a file's size that way);
    the note is now cut only where the file is longer.
+2. A process the system would not start (fork's EAGAIN at `ulimit -u` or a cgroup's pids.max: the scorer process,
+   the import probe) was said `resource temporarily unavailable`, where a thread it would not start was said as the
+   limit of processes and threads reached. Both are now said as that limit (`core.errors.os_problem`).
 """
 
 from __future__ import annotations
 
 import errno
+import json
 import os
+import subprocess
 
 import pytest
 
 from benchrun.archive import dirlock
+from benchrun.core.errors import EXIT
+from benchrun.testing.ollama_server import FakeOllama
 from tests.helpers.auditcli import audit
-from tests.helpers.commands import make_run
+from tests.helpers.commands import bench_run, make_run
 from tests.helpers.fatdisk import can_mount_fat, fat_disk
 
 
@@ -40,3 +47,20 @@ def test_a_run_onto_a_fat_disk_completes_and_verifies(tmp_path):
         run_dir = make_run(tmp_path, f"outputs={disk}", models=("llama3.2",))
         assert run_dir.parent.parent == disk
         assert audit(tmp_path, "verify", str(run_dir)).stdout.splitlines()[-1] == "intact"
+
+
+def _no_fork(*args, **kwargs):
+    """subprocess's fork as it fails at `ulimit -u` (RLIMIT_NPROC) or a cgroup's pids.max."""
+    raise BlockingIOError(errno.EAGAIN, os.strerror(errno.EAGAIN))
+
+
+def test_a_process_the_system_will_not_start_is_said_as_its_limit_of_processes(tmp_path, monkeypatch):
+    monkeypatch.setattr(subprocess, "_fork_exec", _no_fork)
+    with FakeOllama(models=["llama3.2"]) as server:
+        done = bench_run(tmp_path, server.url, "cache=false")
+    run_dir = next((tmp_path / "outputs").glob("*/*"))
+    said, where = done.stderr.split("; ", 1)  # then where the run stopped: before its first question, or after
+    assert (done.returncode, said) == (EXIT["archive"], (
+        "benchrun: error: no process could be started (resource temporarily unavailable): the system's limit of "
+        "processes and threads is reached (ulimit -u, a container's or cgroup's pids.max)"))
+    assert f"run {json.loads((run_dir / 'run.json').read_text())['run_id']} is recorded as 'failed' " in where

@@ -199,6 +199,8 @@ _ERRNO_WORDS = {errno.ENOSPC: "disk full", errno.EDQUOT: "disk quota exceeded", 
                 errno.ELOOP: "a loop of symbolic links"}
 
 
+_TASKS_LIMIT = "the system's limit of processes and threads is reached (ulimit -u, a container's or cgroup's pids.max)"
+
 NO_THREAD = "can't start new thread"
 """What Python's RuntimeError says when the system starts no thread (a limit of processes and threads reached)."""
 
@@ -221,8 +223,9 @@ def os_problem(err: OSError | MemoryError | RuntimeError, path: str | os.PathLik
     if isinstance(err, MemoryError):
         return "out of memory"
     if isinstance(err, RuntimeError):
-        return (f"no thread could be started ({NO_THREAD}): the system's limit of processes and threads is reached "
-                "(ulimit -u, a container's or cgroup's pids.max), or of memory (ulimit -v)")
+        return f"no thread could be started ({NO_THREAD}): {_TASKS_LIMIT}, or of memory (ulimit -v)"
+    if err.errno == errno.EAGAIN and err.filename is None:  # fork's sign of the same limit, naming no file
+        return f"no process could be started (resource temporarily unavailable): {_TASKS_LIMIT}"
     if err.errno == errno.EFBIG:
         return _too_large()
     if err.errno == errno.ENOSPC and _out_of_inodes(path or err.filename):
