@@ -8,6 +8,9 @@ Fixed:
 2. A process the system would not start (fork's EAGAIN at `ulimit -u` or a cgroup's pids.max: the scorer process,
    the import probe) was said `resource temporarily unavailable`, where a thread it would not start was said as the
    limit of processes and threads reached. Both are now said as that limit (`core.errors.os_problem`).
+3. A preset folder whose name looks like an override (`--config-dir hydra.verbose=5`, `-cd exp=1`) was read as one by
+   the checks of the command line: `hydra.verbose: takes true ..., not 5`. The checks now read only the words Hydra
+   reads as overrides, not a flag's value (`compose.commandline.override_words`).
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from benchrun.archive import dirlock
 from benchrun.core.errors import EXIT
 from benchrun.testing.ollama_server import FakeOllama
 from tests.helpers.auditcli import audit
-from tests.helpers.commands import bench_run, make_run
+from tests.helpers.commands import bench_run, call_benchrun, make_run
 from tests.helpers.fatdisk import can_mount_fat, fat_disk
 
 
@@ -64,3 +67,10 @@ def test_a_process_the_system_will_not_start_is_said_as_its_limit_of_processes(t
         "benchrun: error: no process could be started (resource temporarily unavailable): the system's limit of "
         "processes and threads is reached (ulimit -u, a container's or cgroup's pids.max)"))
     assert f"run {json.loads((run_dir / 'run.json').read_text())['run_id']} is recorded as 'failed' " in where
+
+
+@pytest.mark.parametrize("flag", ["--config-dir", "-cd", "--config-d"])
+def test_a_preset_folder_named_like_an_override_is_a_folder(tmp_path, flag):
+    (tmp_path / "hydra.verbose=5" / "runner").mkdir(parents=True)
+    done = call_benchrun(flag, "hydra.verbose=5", "dry_run=true", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (EXIT["ok"], "")

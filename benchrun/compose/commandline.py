@@ -33,6 +33,7 @@ def refuse_bad_overrides(argv: Sequence[str]) -> None:
     than MAX_OVERRIDE_ITEMS values."""
     if (why := secrets.word_holding_key(argv)) is not None:  # refused without the word, which holds it
         refuse_secrets([("the command line", why)])
+    argv = override_words(argv)
     for arg in argv:  # the variables named as holding a key: their values are refused in the overrides below
         if override_key(arg) in KEY_VARIABLE_KEYS and not arg.startswith("~"):
             secrets.SECRETS.declare(arg.partition("=")[2].strip("'\""))
@@ -58,6 +59,26 @@ def refuse_bad_overrides(argv: Sequence[str]) -> None:
     _refuse_added_preset(argv)
     _refuse_kept_hydra_settings(argv)
     _refuse_unread_verbose(argv)
+
+
+HYDRA_FLAGS = ("--help", "--hydra-help", "--version", "--cfg", "--resolve", "--package", "--run", "--multirun",
+               "--shell-completion", "--config-path", "--config-name", "--config-dir", "--info", "--experimental-rerun")
+"""Hydra's long flags, which argparse also takes by a head naming no other (`--config-p`, `--exp`)."""
+VALUE_FLAGS = ("--config-path", "-cp", "--config-name", "-cn", "--config-dir", "-cd", "--experimental-rerun",
+               "--package", "-p", "--cfg", "-c")
+"""Hydra's flags that take a value, as the next word (`--config-dir DIR`) or joined to it (`--config-dir=DIR`)."""
+
+
+def override_words(argv: Sequence[str]) -> list[str]:
+    """The words of a command line that Hydra reads as overrides: no flag, and no word a flag takes as its value (the
+    folder `--config-dir` names, whatever its name holds: `exp=1`, `hydra.verbose=5`)."""
+    words, value_next = [], False
+    for arg in argv:
+        if not value_next and not arg.startswith("-"):
+            words.append(arg)
+        value_next = not value_next and "=" not in arg and any(
+            _names_flag(arg, flag) if flag.startswith("--") else arg == flag for flag in VALUE_FLAGS)
+    return words
 
 
 def _refuse_kept_hydra_settings(argv: Sequence[str]) -> None:
@@ -172,7 +193,8 @@ def refuse_replaced_config(argv: Sequence[str]) -> None:
             raise ConfigError(f"{arg}: benchrun's config is its own (conf/config.yaml: the checks of the run "
                               "directory, the masking of credentials in its log); add presets of your own with "
                               "--config-dir DIR, or finish a run with benchrun-audit resume RUN")
-        if arg.startswith("-") or not ("=" in arg or arg.startswith("~")):  # a flag, or a flag's value (`--cfg hydra`)
+    for arg in override_words(argv):
+        if not ("=" in arg or arg.startswith("~")):
             continue
         key = override_key(arg)
         whole = key in ("hydra.callbacks", "hydra") or key.startswith("hydra/callbacks")
@@ -187,8 +209,7 @@ def _names_flag(arg: str, given: str) -> bool:
     if not given.startswith("--"):
         return arg.startswith(given)
     flag = arg.split("=", 1)[0]
-    shortest = len("--e") if given == "--experimental-rerun" else len("--config-p")
-    return len(flag) >= shortest and given.startswith(flag)
+    return flag == given or len(flag) > 2 and [named for named in HYDRA_FLAGS if named.startswith(flag)] == [given]
 
 
 NOT_HELD = "Could not override '"
