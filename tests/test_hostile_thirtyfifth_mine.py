@@ -11,6 +11,11 @@ Fixed:
 3. A preset folder whose name looks like an override (`--config-dir hydra.verbose=5`, `-cd exp=1`) was read as one by
    the checks of the command line: `hydra.verbose: takes true ..., not 5`. The checks now read only the words Hydra
    reads as overrides, not a flag's value (`compose.commandline.override_words`).
+4. A model file runner=local cannot read (no permission for this user, a disk's I/O error) was met only once the run
+   was made: `permission denied: m.gguf; run ... is recorded as 'failed' ...; finish it with: benchrun-audit resume`,
+   which fails the same. It is now said as a missing one is: the runner's line naming the file and the setting, the
+   run recorded failed for that reason, no resume advised. And an I/O error was said `i/O error`
+   (`core.errors.os_problem` lowered its first letter).
 """
 
 from __future__ import annotations
@@ -74,3 +79,11 @@ def test_a_preset_folder_named_like_an_override_is_a_folder(tmp_path, flag):
     (tmp_path / "hydra.verbose=5" / "runner").mkdir(parents=True)
     done = call_benchrun(flag, "hydra.verbose=5", "dry_run=true", cwd=tmp_path)
     assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+
+
+def test_a_model_file_that_cannot_be_read_is_said_as_a_missing_one(tmp_path):
+    done = call_benchrun("runner=local", "runner.model_path=/proc/self/mem", f"outputs={tmp_path}", cwd=tmp_path)
+    said = "model file '/proc/self/mem' cannot be read (I/O error); set runner.model_path to a GGUF file"
+    assert (done.returncode, done.stderr) == (EXIT["runner"], f"benchrun: error: {said}\n")
+    run = json.loads(next(tmp_path.glob("*/*/run.json")).read_text())
+    assert (run["status"], run["reason"]) == ("failed", said)

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from benchrun.console import output
-from benchrun.core.errors import RunnerError, UnsafeBuild
+from benchrun.core.errors import RunnerError, UnsafeBuild, os_problem
 from benchrun.core.filebytes import not_a_file
 from benchrun.core.home import expanded
 from benchrun.core.manifest import Message
@@ -65,9 +65,13 @@ def model_file(config: LocalConfig) -> Path:
         raise RunnerError(f"model file '{path}' not found; {advice.other_file()}") from None
     if kind is not None:
         raise RunnerError(f"model file '{path}' is {kind}, not a GGUF file; {advice.other_file()}")
-    with path.open("rb") as handle:
-        if handle.read(len(GGUF_MAGIC)) != GGUF_MAGIC:
-            raise RunnerError(f"model file '{path}' is not a GGUF file; {advice.other_file()}")
+    try:
+        with path.open("rb") as handle:
+            magic = handle.read(len(GGUF_MAGIC))
+    except OSError as err:  # unreadable to this user, or a disk's I/O error: said as a missing file is, before a run
+        raise RunnerError(f"model file '{path}' cannot be read ({os_problem(err)}); {advice.other_file()}") from None
+    if magic != GGUF_MAGIC:
+        raise RunnerError(f"model file '{path}' is not a GGUF file; {advice.other_file()}")
     return path
 
 
