@@ -16,6 +16,9 @@ Fixed:
    which fails the same. It is now said as a missing one is: the runner's line naming the file and the setting, the
    run recorded failed for that reason, no resume advised. And an I/O error was said `i/O error`
    (`core.errors.os_problem` lowered its first letter).
+5. `runner.api_key_env=PWD` (or HOME: a folder's path, the system's variable) was refused with a file path's advice,
+   `$PWD holds a file's path ...; set PWD to the key itself, the file's contents: export PWD="$(cat PATH)"`. A folder
+   is now said as one, and the advice is to name the variable that holds the key (`core.secrets._refuse_path`).
 """
 
 from __future__ import annotations
@@ -87,3 +90,12 @@ def test_a_model_file_that_cannot_be_read_is_said_as_a_missing_one(tmp_path):
     assert (done.returncode, done.stderr) == (EXIT["runner"], f"benchrun: error: {said}\n")
     run = json.loads(next(tmp_path.glob("*/*/run.json")).read_text())
     assert (run["status"], run["reason"]) == ("failed", said)
+
+
+@pytest.mark.parametrize("variable", ["PWD", "HOME"])
+def test_a_variable_holding_a_folder_named_for_the_key_is_said_as_a_folder(tmp_path, monkeypatch, variable):
+    monkeypatch.setenv(variable, str(tmp_path))
+    done = call_benchrun("runner=openai", f"runner.api_key_env={variable}", "dry_run=true", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        f"benchrun: error: runner.api_key_env: ${variable} holds a folder's path, not a key (a key is sent as it is, "
+        "in an HTTP header); name the variable that holds the key\n"))

@@ -368,13 +368,14 @@ def _refuse_unsendable(key: str, variable: str, setting: str | None) -> None:
 
 
 def _refuse_path(key: str, variable: str, setting: str | None) -> None:
-    """Refuse a file's path given for the key (`$OPENAI_API_KEY` set to `~/keys/openai.txt`, the file meant): it was
-    sent to the server as the key, the user's path with it, and masked wherever the path stood in the archive; one
-    line naming the variable, never the value."""
+    """Refuse a path given for the key (`$OPENAI_API_KEY` set to `~/keys/openai.txt`, the file meant; `$PWD`, a folder,
+    named for the variable): it was sent as the key and masked wherever the path stood; never the value said."""
     if key[:1] in ("/", "~", ".") and PATH_LIKE.fullmatch(key) or os.path.isfile(os.path.expanduser(key)):
-        raise ConfigError(f"${variable} holds a file's path, not a key (a key is sent as it is, in an HTTP header); "
-                          f"set {variable} to the key itself, the file's contents: export {variable}=\"$(cat PATH)\"",
-                          key=setting)
+        folder = os.path.isdir(os.path.expanduser(key))
+        fix = "name the variable that holds the key" if folder else \
+            f"set {variable} to the key itself, the file's contents: export {variable}=\"$(cat PATH)\""
+        raise ConfigError(f"${variable} holds a {'folder' if folder else 'file'}'s path, not a key (a key is sent as it "
+                          f"is, in an HTTP header); {fix}", key=setting)
 
 
 def _refuse_short(key: str, variable: str, setting: str | None) -> None:
