@@ -68,7 +68,7 @@ def model_file(config: LocalConfig) -> Path:
     try:
         with path.open("rb") as handle:
             magic = handle.read(len(GGUF_MAGIC))
-    except OSError as err:  # unreadable to this user, or a disk's I/O error: said as a missing file is, before a run
+    except OSError as err:  # unreadable to this user, or a disk's I/O error: said as a missing file is
         raise RunnerError(f"model file '{path}' cannot be read ({os_problem(err)}); {advice.other_file()}") from None
     if magic != GGUF_MAGIC:
         raise RunnerError(f"model file '{path}' is not a GGUF file; {advice.other_file()}")
