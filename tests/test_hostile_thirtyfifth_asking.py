@@ -6,13 +6,18 @@
    words (`execute.formatcheck.LISTED`, `core.jsonwords.listed`); a value in JSON's words is said by one function for
    the format check and the compiler (`core.jsonwords.respelled`, which `compiler.schemas._json_spelled` and
    `execute.formatcheck.json_words` both use)
+2. a scorer that forks (`os.fork()`, its copy returning from the call as the scorer does) left the copy going on as a
+   second scorer process, reading calls and writing replies on the same pipes: its reply to the call it forked in was
+   the next sample's `ScorerProtocolError` (`the scorer wrote b'[0, {"s": 0.5}, null]\\n' to the scorer process's
+   reply pipe`), and a later sample's score was the copy's (0.5 of 1.0, whichever copy read the call). The copy now
+   ends as it returns from its call, as one forked at import does (`execute.scorer_worker.main`)
 """
 
 from __future__ import annotations
 
 import pytest
 
-from tests.helpers.p35_asking import ONE_OF, UNEVALUATED_ITEMS
+from tests.helpers.p35_asking import FORKING, ONE_OF, UNEVALUATED_ITEMS, scores_of
 
 
 @pytest.mark.parametrize(("check", "answer", "detail"), [
@@ -25,3 +30,8 @@ from tests.helpers.p35_asking import ONE_OF, UNEVALUATED_ITEMS
 ])
 def test_values_listed_mid_message_are_in_jsons_words(check, answer, detail):
     assert check.problem(answer) == detail
+
+
+@pytest.mark.slow  # the scorer process is a real subprocess
+def test_a_copy_a_scorer_forks_ends_as_it_returns_from_its_call(tmp_path):
+    assert scores_of(tmp_path, FORKING, n=2) == [(f"times7:a={a}", {"s": 1.0}, None) for a in range(2)]

@@ -7,7 +7,8 @@ original stdout with one JSON line, [seq, metrics, null] or [seq, null, [type, m
 decoder and an encoder of the process's own (a scorer patching `json.loads` does not reach them). Whatever user
 code raises (SystemExit and KeyboardInterrupt included) is that call's error; whatever it prints (file descriptors
 1 and 2) goes to the original stderr, which the run reads into its log (bounded); a line it writes to the process's
-pipes (kept at 100 and above) is that call's error, and stdin gives it nothing (EOF: an `input()` or a
+pipes (kept at 100 and above) is that call's error, a copy of the process it forks (`os.fork()`) ends as it returns
+from the call (never a second scorer process, reading calls and replying), and stdin gives it nothing (EOF: an `input()` or a
 `breakpoint()` left in ends its own call); each call starts in the working directory, environment (its time zone
 too), umask, resource limits, signal handling, builtins and decimal context the first found, no timer set; SIGINT,
 SIGHUP and SIGQUIT are ignored, so a terminal's signals reach the run, which decides. The process leads a process
@@ -59,10 +60,12 @@ def main() -> None:
         _send(replies, {"error": str(err)})
         return
     _send(replies, {"ready": True})
-    found = _Found()
+    found, pid = _Found(), os.getpid()
     for line in calls:
         seq, name, response, reference = _READ(line)
         result = call(name, scorers[name], response, reference)
+        if os.getpid() != pid:  # a copy the scorer forked (os.fork), back from its call: it ends without a word
+            os._exit(0)
         found.put_back()
         try:
             _send(replies, [seq, *result])

@@ -2,10 +2,34 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
+from benchrun.core.errors import EXIT
 from benchrun.execute.formatcheck import FormatCheck
+from benchrun.testing.lab import Lab
+from tests.helpers.wire import records
 
 UNEVALUATED_ITEMS = FormatCheck({"type": "array", "prefixItems": [{"type": "integer"}], "unevaluatedItems": False})
 """A format of one number and nothing after it, closed by unevaluatedItems."""
 ONE_OF = FormatCheck({"oneOf": [{"type": "integer"}, {"type": "number"}, {"const": True}, {"type": "boolean"}, {"enum": [None, "x"]},
                                 {"type": "string"}]})
 """A format of exactly one of several alternatives, some of which take the same values."""
+
+
+FORKING = """import os
+
+
+def s(response, values):
+    return 0.5 if os.fork() == 0 else 1.0
+"""
+"""A scorer that forks, its copy returning from the call too (with another score)."""
+
+
+def scores_of(tmp_path: Path, source: str, n: int) -> list[tuple[str, Any, Any]]:
+    """(sample id, metrics, error) of scorer `s` of `source` in a lab's run of `n` samples, which completed saying
+    nothing."""
+    with Lab(tmp_path, n=n, latency_s=0, scorer=source) as lab:
+        result = lab.call(*lab.args())
+    assert (result.returncode, result.stderr) == (EXIT["ok"], "")
+    return sorted((s["id"], s["metrics"], s["error"]) for s in records(lab, "scores.jsonl") if s["scorer"] == "s")
