@@ -250,8 +250,8 @@ KEYED = ("additionalProperties", "unevaluatedProperties", "required", "dependent
 """The keywords whose message names the answer's keys, each as Python quotes a string (`'x' was unexpected`, `'a' is a
 required property`, `'b' is a dependency of 'a'`); a key a `propertyNames` refuses is the error's value."""
 LISTED: dict[str, tuple[Callable[[ValidationError], str], re.Pattern[str], Callable[[ValidationError], list[Any]]]] = {
-    "unevaluatedItems": (lambda error: "Unevaluated items are not allowed (", re.compile(r" (?:was|were) unexpected\)$"),
-                         lambda error: error.instance),
+    "unevaluatedItems": (lambda error: "Unevaluated items are not allowed (",
+                         re.compile(r" (?:was|were) unexpected\)$"), lambda error: error.instance),
     "oneOf": (lambda error: f"{error.instance!r} is valid under each of ", re.compile("$"),
               lambda error: error.validator_value * 2)}
 """The keywords whose message lists values mid-message, as Python's repr writes them: the message's head and tail

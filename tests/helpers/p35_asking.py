@@ -12,8 +12,8 @@ from tests.helpers.wire import records
 
 UNEVALUATED_ITEMS = FormatCheck({"type": "array", "prefixItems": [{"type": "integer"}], "unevaluatedItems": False})
 """A format of one number and nothing after it, closed by unevaluatedItems."""
-ONE_OF = FormatCheck({"oneOf": [{"type": "integer"}, {"type": "number"}, {"const": True}, {"type": "boolean"}, {"enum": [None, "x"]},
-                                {"type": "string"}]})
+ONE_OF = FormatCheck({"oneOf": [{"type": "integer"}, {"type": "number"}, {"const": True}, {"type": "boolean"},
+                                {"enum": [None, "x"]}, {"type": "string"}]})
 """A format of exactly one of several alternatives, some of which take the same values."""
 
 
