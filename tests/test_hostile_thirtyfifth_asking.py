@@ -11,13 +11,27 @@
    the next sample's `ScorerProtocolError` (`the scorer wrote b'[0, {"s": 0.5}, null]\\n' to the scorer process's
    reply pipe`), and a later sample's score was the copy's (0.5 of 1.0, whichever copy read the call). The copy now
    ends as it returns from its call, as one forked at import does (`execute.scorer_worker.main`)
+3. a busy answer (503, 429) whose Retry-After is a date of a year or a zone Python's date cannot hold (`Mon, 01 Jan
+   99999999999 00:00:00 GMT`, a zone `+99999999999999999999`; no HTTP date has either) raised OverflowError: a chat
+   answer's sample failed `OverflowError: signed integer is greater than maximum`, never asked again; a preflight's
+   ended the run in a traceback (exit 1). The value is no ask, as a Retry-After of neither form is (RFC 9110 lets a
+   client ignore it): the answer is asked again as any busy one is (`runners.retryafter.retry_after_s`)
 """
 
 from __future__ import annotations
 
 import pytest
 
-from tests.helpers.p35_asking import FORKING, ONE_OF, UNEVALUATED_ITEMS, scores_of
+from tests.helpers.p34_asking import first_answered, preflight_answered
+from tests.helpers.p35_asking import (
+    FORKING,
+    ONE_OF,
+    PAST_HOLDING,
+    UNEVALUATED_ITEMS,
+    busy,
+    busy_response,
+    scores_of,
+)
 
 
 @pytest.mark.parametrize(("check", "answer", "detail"), [
@@ -35,3 +49,15 @@ def test_values_listed_mid_message_are_in_jsons_words(check, answer, detail):
 @pytest.mark.slow  # the scorer process is a real subprocess
 def test_a_copy_a_scorer_forks_ends_as_it_returns_from_its_call(tmp_path):
     assert scores_of(tmp_path, FORKING, n=2) == [(f"times7:a={a}", {"s": 1.0}, None) for a in range(2)]
+
+
+@pytest.mark.parametrize(("runner", "status", "after"), [("ollama", "503 Service Unavailable", PAST_HOLDING[0]),
+                                                         ("openai", "429 Too Many Requests", PAST_HOLDING[1])])
+def test_a_retry_after_date_past_what_python_holds_is_no_ask(tmp_path, runner, status, after):
+    assert first_answered(tmp_path, runner, busy(status, after)) == (
+        '{"answer": 6}', None, 2, [f"HTTP {status.split()[0]}: busy"])
+
+
+def test_a_preflight_asked_to_wait_till_a_date_past_what_python_holds_is_refused_in_one_line(tmp_path):
+    assert preflight_answered(tmp_path, "ollama", "/api/tags", busy_response(PAST_HOLDING[0])) == (
+        3, "benchrun: error: Ollama at {url} refused the preflight: HTTP 503: busy\n")

@@ -7,6 +7,7 @@ from typing import Any
 
 from benchrun.core.errors import EXIT
 from benchrun.execute.formatcheck import FormatCheck
+from benchrun.testing.http_fake import Response
 from benchrun.testing.lab import Lab
 from tests.helpers.wire import records
 
@@ -33,3 +34,22 @@ def scores_of(tmp_path: Path, source: str, n: int) -> list[tuple[str, Any, Any]]
         result = lab.call(*lab.args())
     assert (result.returncode, result.stderr) == (EXIT["ok"], "")
     return sorted((s["id"], s["metrics"], s["error"]) for s in records(lab, "scores.jsonl") if s["scorer"] == "s")
+
+
+BUSY = b'{"error": "busy"}'
+
+
+def busy(status: str, after: str) -> bytes:
+    """A whole HTTP response of `status` saying it is busy and asking to be asked again after `after`."""
+    head = [f"HTTP/1.1 {status}", "Content-Type: application/json", f"Retry-After: {after}",
+            f"Content-Length: {len(BUSY)}", "Connection: close"]
+    return "\r\n".join(head).encode() + b"\r\n\r\n" + BUSY
+
+
+def busy_response(after: str) -> Response:
+    """A 503 asking to be asked again after `after`, as a fake server's answer."""
+    return Response(503, BUSY, wire=busy("503 Service Unavailable", after))
+
+
+PAST_HOLDING = ("Mon, 01 Jan 99999999999 00:00:00 GMT", "Mon, 01 Jan 2030 00:00:00 +99999999999999999999")
+"""Retry-After dates of a year, or a zone, past what Python's date holds (no HTTP date has either)."""
