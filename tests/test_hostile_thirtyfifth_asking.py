@@ -16,20 +16,31 @@
    answer's sample failed `OverflowError: signed integer is greater than maximum`, never asked again; a preflight's
    ended the run in a traceback (exit 1). The value is no ask, as a Retry-After of neither form is (RFC 9110 lets a
    client ignore it): the answer is asked again as any busy one is (`runners.retryafter.retry_after_s`)
+4. an answer whose Content-Type names its charset in RFC 2231's spelling as a text holding a NUL (`charset*=utf-8''
+   a%00b`), which Python's codec registry refuses rather than not knowing: httpx's lookup raised ValueError, so the
+   answer was the sample's error `ValueError: embedded null character` (a chat answer, never asked again; an error
+   status's, its status and message lost), and an Ollama preflight refused the server as `not Ollama's answer
+   (ValueError: embedded null character)`. Such a name is read as UTF-8, as a name Python does not know is
+   (`runners.http._utf8`, `_text_read`)
 """
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
-from tests.helpers.p34_asking import first_answered, preflight_answered
+from benchrun.testing.http_fake import Response
+from tests.helpers.p34_asking import CHAT, first_answered, preflight_answered
 from tests.helpers.p35_asking import (
     FORKING,
+    NUL_CHARSET,
     ONE_OF,
     PAST_HOLDING,
     UNEVALUATED_ITEMS,
     busy,
     busy_response,
+    labelled,
     scores_of,
 )
 
@@ -61,3 +72,16 @@ def test_a_retry_after_date_past_what_python_holds_is_no_ask(tmp_path, runner, s
 def test_a_preflight_asked_to_wait_till_a_date_past_what_python_holds_is_refused_in_one_line(tmp_path):
     assert preflight_answered(tmp_path, "ollama", "/api/tags", busy_response(PAST_HOLDING[0])) == (
         3, "benchrun: error: Ollama at {url} refused the preflight: HTTP 503: busy\n")
+
+
+@pytest.mark.parametrize(("runner", "status", "taken"), [
+    ("ollama", "200 OK", ('{"answer": 1}', None, 1, [])),
+    ("openai", "500 Internal Server Error", ('{"answer": 6}', None, 2, ["HTTP 500: boom"]))])
+def test_a_charset_python_cannot_look_up_is_read_as_utf8(tmp_path, runner, status, taken):
+    body = CHAT[runner] if status == "200 OK" else b'{"error": "boom"}'
+    assert first_answered(tmp_path, runner, labelled(body, NUL_CHARSET, status)) == taken
+
+
+def test_a_preflight_answer_of_a_charset_python_cannot_look_up_is_read_as_utf8(tmp_path):
+    tags = json.dumps({"models": [{"name": "llama3.2", "model": "llama3.2", "digest": "a" * 64, "size": 1}]})
+    assert preflight_answered(tmp_path, "ollama", "/api/tags", Response(200, tags.encode(), NUL_CHARSET)) == (0, "")

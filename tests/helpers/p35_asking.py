@@ -53,3 +53,13 @@ def busy_response(after: str) -> Response:
 
 PAST_HOLDING = ("Mon, 01 Jan 99999999999 00:00:00 GMT", "Mon, 01 Jan 2030 00:00:00 +99999999999999999999")
 """Retry-After dates of a year, or a zone, past what Python's date holds (no HTTP date has either)."""
+
+
+NUL_CHARSET = "application/json; charset*=utf-8''a%00b"
+"""A Content-Type whose charset, in RFC 2231's spelling, names a text with a NUL in it (`a\\x00b`)."""
+
+
+def labelled(body: bytes, content_type: str, status: str = "200 OK") -> bytes:
+    """A whole HTTP response of `status` whose body `body` is labelled `content_type`."""
+    head = [f"HTTP/1.1 {status}", f"Content-Type: {content_type}", f"Content-Length: {len(body)}", "Connection: close"]
+    return "\r\n".join(head).encode() + b"\r\n\r\n" + body

@@ -222,7 +222,10 @@ def _text_read(response: httpx.Response) -> Callable[[bytes], None] | None:
     if "charset" not in response.headers.get("Content-Type", "").lower():
         return None
     charset = response.charset_encoding
-    if charset is None or _utf8(charset):
+    if charset is None:
+        return None
+    if _utf8(charset):
+        response.encoding = "utf-8"  # so httpx does not look the name up again (a NUL in it raised ValueError there)
         return None
 
     def read(body: bytes) -> None:
@@ -232,9 +235,12 @@ def _text_read(response: httpx.Response) -> Callable[[bytes], None] | None:
 
 
 def _utf8(charset: str) -> bool:
+    """Whether a body in `charset` is read as UTF-8: it names UTF-8, or a name Python does not know (httpx reads such
+    a body as UTF-8), or none Python can look up (a NUL in it, as RFC 2231's `charset*=utf-8''a%00b` spells one:
+    httpx's own lookup raised ValueError, the sample's error `embedded null character`, a 500's status lost)."""
     try:
         return codecs.lookup(charset).name == "utf-8"
-    except LookupError:  # a name Python does not know: httpx reads the body as UTF-8
+    except (LookupError, ValueError):
         return True
 
 
