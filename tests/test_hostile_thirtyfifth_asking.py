@@ -22,6 +22,11 @@
    status's, its status and message lost), and an Ollama preflight refused the server as `not Ollama's answer
    (ValueError: embedded null character)`. Such a name is read as UTF-8, as a name Python does not know is
    (`runners.http._utf8`, `_text_read`)
+5. a scorer that blocks a signal (`signal.pthread_sigmask(SIG_BLOCK, {SIGALRM})`) left it blocked for every later call
+   of the scorer process, whose own `signal.alarm` then never went off: each call now starts with the signals blocked
+   that the first found, a timer's signal the scorer left pending there dropped with its timer
+   (`core.interrupts.handling_now`, a shared module: the same rule puts back what a benchmark file blocks as it is
+   imported, `compiler.runstate.kept`)
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ from benchrun.testing.http_fake import Response
 from tests.helpers.p34_asking import CHAT, first_answered, preflight_answered
 from tests.helpers.p35_asking import (
     FORKING,
+    MASKING,
     NUL_CHARSET,
     ONE_OF,
     PAST_HOLDING,
@@ -85,3 +91,8 @@ def test_a_charset_python_cannot_look_up_is_read_as_utf8(tmp_path, runner, statu
 def test_a_preflight_answer_of_a_charset_python_cannot_look_up_is_read_as_utf8(tmp_path):
     tags = json.dumps({"models": [{"name": "llama3.2", "model": "llama3.2", "digest": "a" * 64, "size": 1}]})
     assert preflight_answered(tmp_path, "ollama", "/api/tags", Response(200, tags.encode(), NUL_CHARSET)) == (0, "")
+
+
+@pytest.mark.slow  # the scorer process is a real subprocess
+def test_the_signals_a_scorer_blocks_do_not_reach_the_next_call(tmp_path):
+    assert scores_of(tmp_path, MASKING, n=2) == [(f"times7:a={a}", {"s": 0}, None) for a in range(2)]

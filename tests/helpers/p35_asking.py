@@ -27,6 +27,21 @@ def s(response, values):
 """A scorer that forks, its copy returning from the call too (with another score)."""
 
 
+MASKING = """import signal
+import time
+
+
+def s(response, values):
+    blocked = signal.SIGALRM in signal.pthread_sigmask(signal.SIG_BLOCK, [])
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})
+    signal.setitimer(signal.ITIMER_REAL, 0.01)
+    time.sleep(0.03)
+    return int(blocked)
+"""
+"""A scorer that says whether its call began with SIGALRM blocked, then blocks it and leaves its timer's signal
+pending there."""
+
+
 def scores_of(tmp_path: Path, source: str, n: int) -> list[tuple[str, Any, Any]]:
     """(sample id, metrics, error) of scorer `s` of `source` in a lab's run of `n` samples, which completed saying
     nothing."""
