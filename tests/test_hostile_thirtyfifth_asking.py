@@ -26,7 +26,8 @@
    of the scorer process, whose own `signal.alarm` then never went off: each call now starts with the signals blocked
    that the first found, a timer's signal the scorer left pending there dropped with its timer
    (`core.interrupts.handling_now`, a shared module: the same rule puts back what a benchmark file blocks as it is
-   imported, `compiler.runstate.kept`)
+   imported, `compiler.runstate.kept`); so did a locale it set (`locale.setlocale(LC_NUMERIC, ...)`: the later
+   calls' `locale.atof` read numbers by it): put back as found (`execute.scorer_worker._Found`)
 """
 
 from __future__ import annotations
@@ -39,10 +40,10 @@ from benchrun.testing.http_fake import Response
 from tests.helpers.p34_asking import CHAT, first_answered, preflight_answered
 from tests.helpers.p35_asking import (
     FORKING,
-    MASKING,
     NUL_CHARSET,
     ONE_OF,
     PAST_HOLDING,
+    STATEFUL,
     UNEVALUATED_ITEMS,
     busy,
     busy_response,
@@ -94,5 +95,6 @@ def test_a_preflight_answer_of_a_charset_python_cannot_look_up_is_read_as_utf8(t
 
 
 @pytest.mark.slow  # the scorer process is a real subprocess
-def test_the_signals_a_scorer_blocks_do_not_reach_the_next_call(tmp_path):
-    assert scores_of(tmp_path, MASKING, n=2) == [(f"times7:a={a}", {"s": 0}, None) for a in range(2)]
+def test_the_signals_a_scorer_blocks_and_the_locale_it_sets_do_not_reach_the_next_call(tmp_path):
+    assert scores_of(tmp_path, STATEFUL, n=2) == [
+        (f"times7:a={a}", {"s.blocked": 0, "s.locale": 0}, None) for a in range(2)]

@@ -25,6 +25,7 @@ import contextlib
 import decimal
 import fcntl
 import json
+import locale
 import os
 import resource
 import sys
@@ -82,24 +83,26 @@ class _Found:
     left set (`signal.alarm`, `setitimer`) went off in another sample's call, that sample's error (or the process's
     end); so did a name it set or replaced among the builtins (`builtins.round = ...`: the next sample's scorer
     rounded with it, or the process's own `len` broke), and the decimal context (`decimal.getcontext().prec = 2`);
-    a time zone it set (`TZ` and `time.tzset()`) stayed in force though $TZ was put back."""
+    a time zone it set (`TZ` and `time.tzset()`) stayed in force though $TZ was put back; so did a locale it set
+    (`locale.setlocale(LC_NUMERIC, ...)`: the next calls' `locale.atof` read numbers by it)."""
 
     def __init__(self) -> None:
         self.cwd, self.environ, self.signals = os.getcwd(), dict(os.environ), handling_now()
         self.builtins, self.decimal = dict(vars(builtins)), decimal.getcontext().copy()
         self.umask = os.umask(0o022)
         os.umask(self.umask)
-        self.limits = limits_now()
+        self.limits, self.locale = limits_now(), locale.setlocale(locale.LC_ALL)
 
     def put_back(self) -> None:
-        """Builtins, decimal context, signal handling (no timer set), limits, umask, environment (the time zone it
-        says) and working directory as found; a limit whose hard bound the scorer lowered is put back as far as the
+        """Builtins, decimal context, signal handling (no timer set), limits, umask, locale, environment (the time
+        zone it says) and working directory as found; a limit whose hard bound the scorer lowered is put back as far as the
         process may raise it again."""
         put_back_names(vars(builtins), self.builtins)
         decimal.setcontext(self.decimal.copy())
         self.signals()
         put_back_limits(self.limits)
         os.umask(self.umask)
+        locale.setlocale(locale.LC_ALL, self.locale)
         if os.environ != self.environ:
             os.environ.clear()
             os.environ.update(self.environ)

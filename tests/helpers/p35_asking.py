@@ -27,19 +27,22 @@ def s(response, values):
 """A scorer that forks, its copy returning from the call too (with another score)."""
 
 
-MASKING = """import signal
+STATEFUL = """import locale
+import signal
 import time
 
 
 def s(response, values):
-    blocked = signal.SIGALRM in signal.pthread_sigmask(signal.SIG_BLOCK, [])
+    found = {"blocked": int(signal.SIGALRM in signal.pthread_sigmask(signal.SIG_BLOCK, [])),
+             "locale": int(locale.setlocale(locale.LC_NUMERIC) != "C")}
     signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})
     signal.setitimer(signal.ITIMER_REAL, 0.01)
+    locale.setlocale(locale.LC_NUMERIC, "C.UTF-8")
     time.sleep(0.03)
-    return int(blocked)
+    return found
 """
-"""A scorer that says whether its call began with SIGALRM blocked, then blocks it and leaves its timer's signal
-pending there."""
+"""A scorer that says whether its call began with SIGALRM blocked and a locale of numbers other than C, then blocks
+SIGALRM (its timer's signal left pending there) and sets that locale."""
 
 
 def scores_of(tmp_path: Path, source: str, n: int) -> list[tuple[str, Any, Any]]:
