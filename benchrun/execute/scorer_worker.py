@@ -95,8 +95,8 @@ class _Found:
 
     def put_back(self) -> None:
         """Builtins, decimal context, signal handling (no timer set), limits, umask, locale, environment (the time
-        zone it says) and working directory as found; a limit whose hard bound the scorer lowered is put back as far as the
-        process may raise it again."""
+        zone it says) and working directory as found; a limit whose hard bound the scorer lowered is put back as far
+        as the process may raise it again."""
         put_back_names(vars(builtins), self.builtins)
         decimal.setcontext(self.decimal.copy())
         self.signals()
