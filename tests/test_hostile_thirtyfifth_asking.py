@@ -27,7 +27,10 @@
    that the first found, a timer's signal the scorer left pending there dropped with its timer
    (`core.interrupts.handling_now`, a shared module: the same rule puts back what a benchmark file blocks as it is
    imported, `compiler.runstate.kept`); so did a locale it set (`locale.setlocale(LC_NUMERIC, ...)`: the later
-   calls' `locale.atof` read numbers by it): put back as found (`execute.scorer_worker._Found`)
+   calls' `locale.atof` read numbers by it), a trace or profile function (`sys.settrace`, a profiler left enabled:
+   run on every line of the later calls), a default socket timeout (`socket.setdefaulttimeout(0.001)`), a thread
+   switch interval, the garbage collector turned off or retuned: each put back as found
+   (`execute.scorer_worker.SETTINGS`)
 """
 
 from __future__ import annotations
@@ -95,6 +98,6 @@ def test_a_preflight_answer_of_a_charset_python_cannot_look_up_is_read_as_utf8(t
 
 
 @pytest.mark.slow  # the scorer process is a real subprocess
-def test_the_signals_a_scorer_blocks_and_the_locale_it_sets_do_not_reach_the_next_call(tmp_path):
-    assert scores_of(tmp_path, STATEFUL, n=2) == [
-        (f"times7:a={a}", {"s.blocked": 0, "s.locale": 0}, None) for a in range(2)]
+def test_the_signals_a_scorer_blocks_and_the_settings_it_changes_do_not_reach_the_next_call(tmp_path):
+    began = {"s.blocked": 0, "s.locale": 0, "s.traced": 0, "s.timeout": 0, "s.collecting": 1}
+    assert scores_of(tmp_path, STATEFUL, n=2) == [(f"times7:a={a}", began, None) for a in range(2)]

@@ -24,10 +24,12 @@ import builtins
 import contextlib
 import decimal
 import fcntl
+import gc
 import json
 import locale
 import os
 import resource
+import socket
 import sys
 import time
 from pathlib import Path
@@ -75,6 +77,19 @@ def main() -> None:
                      "ends, and the run starts another")
 
 
+SETTINGS: tuple[tuple[Callable[[], Any], Callable[[Any], Any]], ...] = (
+    (lambda: locale.setlocale(locale.LC_ALL), lambda found: locale.setlocale(locale.LC_ALL, found)),
+    (sys.gettrace, sys.settrace), (sys.getprofile, sys.setprofile),
+    (socket.getdefaulttimeout, socket.setdefaulttimeout), (sys.getswitchinterval, sys.setswitchinterval),
+    (gc.isenabled, lambda enabled: gc.enable() if enabled else gc.disable()),
+    (gc.get_threshold, lambda found: gc.set_threshold(*found)))
+"""The interpreter's settings a scorer may change for its own work, each read and set back (`_Found`), none of which
+may reach the calls after it: a locale (`locale.setlocale(LC_NUMERIC, ...)`: their `locale.atof` read numbers by it), a
+trace or profile function (`sys.settrace`, a profiler left enabled: run on every line of theirs), a default socket
+timeout (`socket.setdefaulttimeout(0.001)`: their requests timed out), a thread switch interval, the garbage
+collector turned off or retuned."""
+
+
 class _Found:
     """The process's state as the first call found it, which every call starts in (`put_back`): a scorer's
     `os.chdir` or `os.environ[...] = ...` reached the calls after it, so a score depended on which samples this
@@ -83,18 +98,18 @@ class _Found:
     left set (`signal.alarm`, `setitimer`) went off in another sample's call, that sample's error (or the process's
     end); so did a name it set or replaced among the builtins (`builtins.round = ...`: the next sample's scorer
     rounded with it, or the process's own `len` broke), and the decimal context (`decimal.getcontext().prec = 2`);
-    a time zone it set (`TZ` and `time.tzset()`) stayed in force though $TZ was put back; so did a locale it set
-    (`locale.setlocale(LC_NUMERIC, ...)`: the next calls' `locale.atof` read numbers by it)."""
+    a time zone it set (`TZ` and `time.tzset()`) stayed in force though $TZ was put back; so did the interpreter's
+    settings of SETTINGS it changed."""
 
     def __init__(self) -> None:
         self.cwd, self.environ, self.signals = os.getcwd(), dict(os.environ), handling_now()
         self.builtins, self.decimal = dict(vars(builtins)), decimal.getcontext().copy()
         self.umask = os.umask(0o022)
         os.umask(self.umask)
-        self.limits, self.locale = limits_now(), locale.setlocale(locale.LC_ALL)
+        self.limits, self.settings = limits_now(), [get() for get, _ in SETTINGS]
 
     def put_back(self) -> None:
-        """Builtins, decimal context, signal handling (no timer set), limits, umask, locale, environment (the time
+        """Builtins, decimal context, signal handling (no timer set), limits, umask, SETTINGS, environment (the time
         zone it says) and working directory as found; a limit whose hard bound the scorer lowered is put back as far
         as the process may raise it again."""
         put_back_names(vars(builtins), self.builtins)
@@ -102,7 +117,9 @@ class _Found:
         self.signals()
         put_back_limits(self.limits)
         os.umask(self.umask)
-        locale.setlocale(locale.LC_ALL, self.locale)
+        for (get, put), found in zip(SETTINGS, self.settings):
+            if get() != found:
+                put(found)
         if os.environ != self.environ:
             os.environ.clear()
             os.environ.update(self.environ)

@@ -27,22 +27,30 @@ def s(response, values):
 """A scorer that forks, its copy returning from the call too (with another score)."""
 
 
-STATEFUL = """import locale
+STATEFUL = """import gc
+import locale
 import signal
+import socket
+import sys
 import time
 
 
 def s(response, values):
     found = {"blocked": int(signal.SIGALRM in signal.pthread_sigmask(signal.SIG_BLOCK, [])),
-             "locale": int(locale.setlocale(locale.LC_NUMERIC) != "C")}
+             "locale": int(locale.setlocale(locale.LC_NUMERIC) != "C"), "traced": int(sys.gettrace() is not None),
+             "timeout": int(socket.getdefaulttimeout() is not None), "collecting": int(gc.isenabled())}
     signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})
     signal.setitimer(signal.ITIMER_REAL, 0.01)
     locale.setlocale(locale.LC_NUMERIC, "C.UTF-8")
+    sys.settrace(lambda *called: None)
+    socket.setdefaulttimeout(0.001)
+    gc.disable()
     time.sleep(0.03)
     return found
 """
-"""A scorer that says whether its call began with SIGALRM blocked and a locale of numbers other than C, then blocks
-SIGALRM (its timer's signal left pending there) and sets that locale."""
+"""A scorer that says which of the process's settings its call began with changed (SIGALRM blocked, a locale of
+numbers other than C, a trace function, a default socket timeout, the garbage collector off), then changes each
+(its timer's signal left pending while SIGALRM is blocked)."""
 
 
 def scores_of(tmp_path: Path, source: str, n: int) -> list[tuple[str, Any, Any]]:
