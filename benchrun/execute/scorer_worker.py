@@ -99,7 +99,8 @@ class _Found:
     end); so did a name it set or replaced among the builtins (`builtins.round = ...`: the next sample's scorer
     rounded with it, or the process's own `len` broke), and the decimal context (`decimal.getcontext().prec = 2`);
     a time zone it set (`TZ` and `time.tzset()`) stayed in force though $TZ was put back; so did the interpreter's
-    settings of SETTINGS it changed."""
+    settings of SETTINGS it changed, and a standard descriptor it replaced (`os.dup2(devnull, 2)` to quiet a library,
+    left so: nothing a later call printed reached the log)."""
 
     def __init__(self) -> None:
         self.cwd, self.environ, self.signals = os.getcwd(), dict(os.environ), handling_now()
@@ -107,11 +108,12 @@ class _Found:
         self.umask = os.umask(0o022)
         os.umask(self.umask)
         self.limits, self.settings = limits_now(), [get() for get, _ in SETTINGS]
+        self.standard = {fd: (_kept(fd), _file_of(fd)) for fd in STANDARD}
 
     def put_back(self) -> None:
-        """Builtins, decimal context, signal handling (no timer set), limits, umask, SETTINGS, environment (the time
-        zone it says) and working directory as found; a limit whose hard bound the scorer lowered is put back as far
-        as the process may raise it again."""
+        """Builtins, decimal context, signal handling (no timer set), limits, umask, SETTINGS, standard descriptors,
+        environment (the time zone it says) and working directory as found; a limit whose hard bound the scorer
+        lowered is put back as far as the process may raise it again."""
         put_back_names(vars(builtins), self.builtins)
         decimal.setcontext(self.decimal.copy())
         self.signals()
@@ -120,12 +122,28 @@ class _Found:
         for (get, put), found in zip(SETTINGS, self.settings):
             if get() != found:
                 put(found)
+        for fd, (copy, file) in self.standard.items():
+            if _file_of(fd) != file:
+                os.dup2(copy, fd)
         if os.environ != self.environ:
             os.environ.clear()
             os.environ.update(self.environ)
             time.tzset()  # the time zone as $TZ now says
         with contextlib.suppress(OSError):  # a directory the scorer removed: the calls after go on where they are
             os.chdir(self.cwd)
+
+
+STANDARD = (0, 1, 2)
+"""The standard descriptors as the scorers have them: 0 reading nothing, 1 and 2 the pipe the run logs."""
+
+
+def _file_of(fd: int) -> tuple[int, int] | None:
+    """Which open file descriptor `fd` is (its device and inode), None where it is closed."""
+    try:
+        found = os.fstat(fd)
+    except OSError:
+        return None
+    return found.st_dev, found.st_ino
 
 
 def _take_stdin() -> IO[str]:

@@ -29,6 +29,7 @@ def s(response, values):
 
 STATEFUL = """import gc
 import locale
+import os
 import signal
 import socket
 import sys
@@ -38,19 +39,21 @@ import time
 def s(response, values):
     found = {"blocked": int(signal.SIGALRM in signal.pthread_sigmask(signal.SIG_BLOCK, [])),
              "locale": int(locale.setlocale(locale.LC_NUMERIC) != "C"), "traced": int(sys.gettrace() is not None),
-             "timeout": int(socket.getdefaulttimeout() is not None), "collecting": int(gc.isenabled())}
+             "timeout": int(socket.getdefaulttimeout() is not None), "collecting": int(gc.isenabled()),
+             "quiet": int(os.path.samestat(os.fstat(2), os.stat(os.devnull)))}
     signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})
     signal.setitimer(signal.ITIMER_REAL, 0.01)
     locale.setlocale(locale.LC_NUMERIC, "C.UTF-8")
     sys.settrace(lambda *called: None)
     socket.setdefaulttimeout(0.001)
     gc.disable()
+    os.dup2(os.open(os.devnull, os.O_WRONLY), 2)
     time.sleep(0.03)
     return found
 """
 """A scorer that says which of the process's settings its call began with changed (SIGALRM blocked, a locale of
-numbers other than C, a trace function, a default socket timeout, the garbage collector off), then changes each
-(its timer's signal left pending while SIGALRM is blocked)."""
+numbers other than C, a trace function, a default socket timeout, the garbage collector off, descriptor 2 quieted
+to /dev/null), then changes each (its timer's signal left pending while SIGALRM is blocked)."""
 
 
 def scores_of(tmp_path: Path, source: str, n: int) -> list[tuple[str, Any, Any]]:
