@@ -32,10 +32,14 @@
    switch interval, the garbage collector turned off or retuned: each put back as found
    (`execute.scorer_worker.SETTINGS`); and a standard descriptor it replaced (`os.dup2(devnull, 2)` to quiet a
    library, left so: nothing any later call printed reached benchrun.log), put back (`scorer_worker._Found`)
+6. a gzip answer whose Content-Encoding list has empty elements (`, gzip ,`, which RFC 9110 5.6.1 says a recipient
+   ignores) was refused as in codings benchrun does not read, said `(, )`, and asked again: read as gzip
+   (`runners.http._codings`)
 """
 
 from __future__ import annotations
 
+import gzip
 import json
 
 import pytest
@@ -54,6 +58,7 @@ from tests.helpers.p35_asking import (
     labelled,
     scores_of,
 )
+from tests.helpers.wire import coded
 
 
 @pytest.mark.parametrize(("check", "answer", "detail"), [
@@ -102,3 +107,8 @@ def test_a_preflight_answer_of_a_charset_python_cannot_look_up_is_read_as_utf8(t
 def test_the_signals_a_scorer_blocks_and_the_settings_it_changes_do_not_reach_the_next_call(tmp_path):
     began = {"s.blocked": 0, "s.locale": 0, "s.traced": 0, "s.timeout": 0, "s.collecting": 1, "s.quiet": 0}
     assert scores_of(tmp_path, STATEFUL, n=2) == [(f"times7:a={a}", began, None) for a in range(2)]
+
+
+def test_empty_elements_of_a_content_encoding_list_are_ignored(tmp_path):
+    assert first_answered(tmp_path, "ollama", coded(gzip.compress(CHAT["ollama"]), ", gzip ,")) == (
+        '{"answer": 1}', None, 1, [])
