@@ -35,6 +35,9 @@
 6. a gzip answer whose Content-Encoding list has empty elements (`, gzip ,`, which RFC 9110 5.6.1 says a recipient
    ignores) was refused as in codings benchrun does not read, said `(, )`, and asked again: read as gzip
    (`runners.http._codings`)
+7. a 226 IM Used (whose body is an answer's changes since an earlier one, RFC 3229, answering a request naming A-IM,
+   which benchrun never sends) and a 207 Multi-Status (WebDAV's statuses of several resources) were taken as a whole
+   answer, their JSON parsed and recorded: refused as the 206 is, and asked again (`runners.http.NOT_AN_ANSWER`)
 """
 
 from __future__ import annotations
@@ -58,7 +61,7 @@ from tests.helpers.p35_asking import (
     labelled,
     scores_of,
 )
-from tests.helpers.wire import coded
+from tests.helpers.wire import coded, wire
 
 
 @pytest.mark.parametrize(("check", "answer", "detail"), [
@@ -112,3 +115,14 @@ def test_the_signals_a_scorer_blocks_and_the_settings_it_changes_do_not_reach_th
 def test_empty_elements_of_a_content_encoding_list_are_ignored(tmp_path):
     assert first_answered(tmp_path, "ollama", coded(gzip.compress(CHAT["ollama"]), ", gzip ,")) == (
         '{"answer": 1}', None, 1, [])
+
+
+@pytest.mark.parametrize(("runner", "status", "said"), [
+    ("openai", "226 IM Used",
+     "HTTP 226: an answer's changes since an earlier one (IM Used), which only a request naming A-IM is answered with "
+     "and benchrun sends none"),
+    ("ollama", "207 Multi-Status",
+     "HTTP 207: the statuses of several resources (Multi-Status), which WebDAV answers with")])
+def test_a_success_whose_body_is_no_whole_answer_is_asked_again(tmp_path, runner, status, said):
+    assert first_answered(tmp_path, runner, wire(CHAT[runner], status=status)) == (
+        '{"answer": 6}', None, 2, [f"{said}: not taken as a whole answer"])

@@ -146,9 +146,13 @@ NOT_AN_ANSWER = {
     202: "HTTP 202: accepted, not yet answered (Accepted), whose body says how the request stands, not its answer",
     205: "HTTP 205: an answer that has no body (Reset Content), which HTTP says of a 205",
     206: ("HTTP 206: a part of an answer (Partial Content), which only a request for a range is answered with and "
-          "benchrun sends none")}
-"""The successes whose body HTTP says is not the request's whole answer (RFC 9110 15.3): each a success httpx takes as
-any, whose JSON may parse. A 204's body is none by HTTP (the parser reads none), said as an empty body."""
+          "benchrun sends none"),
+    207: "HTTP 207: the statuses of several resources (Multi-Status), which WebDAV answers with",
+    226: ("HTTP 226: an answer's changes since an earlier one (IM Used), which only a request naming A-IM is answered "
+          "with and benchrun sends none")}
+"""The successes whose body HTTP says is not the request's whole answer (RFC 9110 15.3; WebDAV's 207, RFC 4918 13;
+delta encoding's 226, RFC 3229 10.4.1): each a success httpx takes as any, whose JSON may parse. A 204's body is none
+by HTTP (the parser reads none), said as an empty body."""
 
 
 def not_an_answer(status: int) -> str:
