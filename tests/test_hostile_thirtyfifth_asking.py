@@ -38,6 +38,10 @@
 7. a 226 IM Used (whose body is an answer's changes since an earlier one, RFC 3229, answering a request naming A-IM,
    which benchrun never sends) and a 207 Multi-Status (WebDAV's statuses of several resources) were taken as a whole
    answer, their JSON parsed and recorded: refused as the 206 is, and asked again (`runners.http.NOT_AN_ANSWER`)
+8. a line a scorer wrote to the scorer process's reply pipe was quoted in Python's bytes repr (`the scorer wrote
+   b'caf\\xc3\\xa9 \\xff\\n' to ...`), where an HTTP parser's buffer is quoted as JSON text: both as JSON text,
+   by one function (`core.jsonwords.bytes_said`, in `execute.scorerprocess._foreign` and `runners.base`); earlier
+   tests expected the old words
 """
 
 from __future__ import annotations
@@ -56,6 +60,7 @@ from tests.helpers.p35_asking import (
     PAST_HOLDING,
     STATEFUL,
     UNEVALUATED_ITEMS,
+    WRITING,
     busy,
     busy_response,
     labelled,
@@ -126,3 +131,10 @@ def test_empty_elements_of_a_content_encoding_list_are_ignored(tmp_path):
 def test_a_success_whose_body_is_no_whole_answer_is_asked_again(tmp_path, runner, status, said):
     assert first_answered(tmp_path, runner, wire(CHAT[runner], status=status)) == (
         '{"answer": 6}', None, 2, [f"{said}: not taken as a whole answer"])
+
+
+@pytest.mark.slow  # the scorer process is a real subprocess
+def test_a_line_a_scorer_writes_to_the_reply_pipe_is_quoted_as_json_text(tmp_path):
+    assert scores_of(tmp_path, WRITING, n=1) == [("times7:a=0", None, {"type": "ScorerProtocolError", "message": (
+        "the scorer wrote \"café \\\\xff\\n\" to the scorer process's reply pipe, a file descriptor of benchrun's: "
+        "what a scorer prints goes to stdout or stderr (benchrun.log); a file it writes, it opens")})]

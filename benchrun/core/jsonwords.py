@@ -1,5 +1,6 @@
 """A value in JSON's words where a message of jsonschema's quotes it in Python's (`true`, not `True`; `{"a": null}`,
-not `{'a': None}`): a format's check says an answer's values so, and the compiler a benchmark file's."""
+not `{'a': None}`): a format's check says an answer's values so, and the compiler a benchmark file's; and bytes a
+message quotes (what a server or a scorer sent), as JSON text, not as Python's repr writes them (`b'zz\\r\\n'`)."""
 
 from __future__ import annotations
 
@@ -32,3 +33,8 @@ def listed(text: str, candidates: list[Any]) -> str | None:
             said.append(in_json(candidate))
             at += len(python) + 2
     return ", ".join(said) if said and at == len(text) + 2 else None
+
+
+def bytes_said(data: bytes) -> str:
+    """`data` quoted as JSON text (`"zz\\r\\n"`), a byte that is no UTF-8 escaped (`\\xff`)."""
+    return in_json(data.decode("utf-8", "backslashreplace"))

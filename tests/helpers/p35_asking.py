@@ -92,3 +92,17 @@ def labelled(body: bytes, content_type: str, status: str = "200 OK") -> bytes:
     """A whole HTTP response of `status` whose body `body` is labelled `content_type`."""
     head = [f"HTTP/1.1 {status}", f"Content-Type: {content_type}", f"Content-Length: {len(body)}", "Connection: close"]
     return "\r\n".join(head).encode() + b"\r\n\r\n" + body
+
+
+WRITING = """import os
+
+
+def s(response, values):
+    for fd in (100, 101):
+        try:
+            os.write(fd, b'caf\\xc3\\xa9 \\xff\\n')
+        except OSError:
+            pass
+    return 1
+"""
+"""A scorer that writes a line, UTF-8 but for one byte, to the scorer process's own pipes (kept at 100 and above)."""
