@@ -98,7 +98,8 @@ class _Found:
     left set (`signal.alarm`, `setitimer`) went off in another sample's call, that sample's error (or the process's
     end); so did a name it set or replaced among the builtins (`builtins.round = ...`: the next sample's scorer
     rounded with it, or the process's own `len` broke), and the decimal context (`decimal.getcontext().prec = 2`);
-    a time zone it set (`TZ` and `time.tzset()`) stayed in force though $TZ was put back; so did the interpreter's
+    a time zone it set (`TZ` and `time.tzset()`, or `os.putenv('TZ', ...)`, which os.environ does not show) stayed in
+    force though $TZ was put back; so did the interpreter's
     settings of SETTINGS it changed, and a standard descriptor it replaced (`os.dup2(devnull, 2)` to quiet a library,
     left so: nothing a later call printed reached the log)."""
 
@@ -108,7 +109,7 @@ class _Found:
         self.umask = os.umask(0o022)
         os.umask(self.umask)
         self.limits, self.settings = limits_now(), [get() for get, _ in SETTINGS]
-        self.standard = {fd: (_kept(fd), _file_of(fd)) for fd in STANDARD}
+        self.standard, self.zone = {fd: (_kept(fd), _file_of(fd)) for fd in STANDARD}, _zone()
 
     def put_back(self) -> None:
         """Builtins, decimal context, signal handling (no timer set), limits, umask, SETTINGS, standard descriptors,
@@ -129,8 +130,16 @@ class _Found:
             os.environ.clear()
             os.environ.update(self.environ)
             time.tzset()  # the time zone as $TZ now says
+        if _zone() != self.zone:  # one set past os.environ: os.putenv('TZ', ...), then time.tzset()
+            os.putenv("TZ", self.environ["TZ"]) if "TZ" in self.environ else os.unsetenv("TZ")
+            time.tzset()
         with contextlib.suppress(OSError):  # a directory the scorer removed: the calls after go on where they are
             os.chdir(self.cwd)
+
+
+def _zone() -> tuple[Any, ...]:
+    """The time zone the process's clock reads (as `time.tzset` last set it)."""
+    return time.timezone, time.altzone, time.daylight, time.tzname
 
 
 STANDARD = (0, 1, 2)
