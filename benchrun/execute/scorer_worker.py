@@ -82,12 +82,14 @@ SETTINGS: tuple[tuple[Callable[[], Any], Callable[[Any], Any]], ...] = (
     (sys.gettrace, sys.settrace), (sys.getprofile, sys.setprofile),
     (socket.getdefaulttimeout, socket.setdefaulttimeout), (sys.getswitchinterval, sys.setswitchinterval),
     (gc.isenabled, lambda enabled: gc.enable() if enabled else gc.disable()),
-    (gc.get_threshold, lambda found: gc.set_threshold(*found)))
+    (gc.get_threshold, lambda found: gc.set_threshold(*found)), (sys.getrecursionlimit, sys.setrecursionlimit),
+    (sys.get_int_max_str_digits, sys.set_int_max_str_digits))
 """The interpreter's settings a scorer may change for its own work, each read and set back (`_Found`), none of which
 may reach the calls after it: a locale (`locale.setlocale(LC_NUMERIC, ...)`: their `locale.atof` read numbers by it), a
 trace or profile function (`sys.settrace`, a profiler left enabled: run on every line of theirs), a default socket
 timeout (`socket.setdefaulttimeout(0.001)`: their requests timed out), a thread switch interval, the garbage
-collector turned off or retuned."""
+collector turned off or retuned, a recursion limit or a bound on the digits of an int (`sys.setrecursionlimit(200)`,
+`sys.set_int_max_str_digits(640)`: their own work a RecursionError, a ValueError)."""
 
 
 class _Found:

@@ -35,14 +35,15 @@ import socket
 import sys
 import time
 
-ZONE = time.tzname
+ZONE, DIGITS, DEPTH = time.tzname, sys.get_int_max_str_digits(), sys.getrecursionlimit()
 
 
 def s(response, values):
     found = {"blocked": int(signal.SIGALRM in signal.pthread_sigmask(signal.SIG_BLOCK, [])),
              "locale": int(locale.setlocale(locale.LC_NUMERIC) != "C"), "traced": int(sys.gettrace() is not None),
              "timeout": int(socket.getdefaulttimeout() is not None), "collecting": int(gc.isenabled()),
-             "quiet": int(os.path.samestat(os.fstat(2), os.stat(os.devnull))), "zoned": int(time.tzname != ZONE)}
+             "quiet": int(os.path.samestat(os.fstat(2), os.stat(os.devnull))), "zoned": int(time.tzname != ZONE),
+             "bounded": int((sys.get_int_max_str_digits(), sys.getrecursionlimit()) != (DIGITS, DEPTH))}
     signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})
     signal.setitimer(signal.ITIMER_REAL, 0.01)
     locale.setlocale(locale.LC_NUMERIC, "C.UTF-8")
@@ -51,13 +52,16 @@ def s(response, values):
     gc.disable()
     os.dup2(os.open(os.devnull, os.O_WRONLY), 2)
     os.putenv("TZ", "XYZ-5")
+    sys.set_int_max_str_digits(640)
+    sys.setrecursionlimit(DEPTH + 7)
     time.tzset()
     time.sleep(0.03)
     return found
 """
 """A scorer that says which of the process's settings its call began with changed (SIGALRM blocked, a locale of
 numbers other than C, a trace function, a default socket timeout, the garbage collector off, descriptor 2 quieted
-to /dev/null, a time zone other than the one it was imported in), then changes each (its timer's signal left pending
+to /dev/null, a time zone, a bound on an int's digits or a recursion limit other than those it was imported
+with), then changes each (its timer's signal left pending
 while SIGALRM is blocked, the time zone set past os.environ)."""
 
 
