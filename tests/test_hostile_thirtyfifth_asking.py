@@ -30,7 +30,8 @@
    calls' `locale.atof` read numbers by it), a trace or profile function (`sys.settrace`, a profiler left enabled:
    run on every line of the later calls), a default socket timeout (`socket.setdefaulttimeout(0.001)`), a thread
    switch interval, the garbage collector turned off or retuned, a recursion limit or a bound on an int's digits
-   (`sys.set_int_max_str_digits(640)`): each put back as found
+   (`sys.set_int_max_str_digits(640)`), the module search path, the CPUs it may run on, the warnings filters
+   (`warnings.simplefilter("error")`): each put back as found
    (`execute.scorer_worker.SETTINGS`); and a standard descriptor it replaced (`os.dup2(devnull, 2)` to quiet a
    library, left so: nothing any later call printed reached benchrun.log), put back (`scorer_worker._Found`); so is
    a time zone set past os.environ (`os.putenv("TZ", ...)` then `time.tzset()`), which the put-back environment
@@ -117,7 +118,7 @@ def test_a_preflight_answer_of_a_charset_python_cannot_look_up_is_read_as_utf8(t
 @pytest.mark.slow  # the scorer process is a real subprocess
 def test_the_signals_a_scorer_blocks_and_the_settings_it_changes_do_not_reach_the_next_call(tmp_path):
     began = {"s.blocked": 0, "s.locale": 0, "s.traced": 0, "s.timeout": 0, "s.collecting": 1, "s.quiet": 0,
-             "s.zoned": 0, "s.bounded": 0}
+             "s.zoned": 0, "s.bounded": 0, "s.strict": 0, "s.pathed": 0}
     assert scores_of(tmp_path, STATEFUL, n=2) == [(f"times7:a={a}", began, None) for a in range(2)]
 
 

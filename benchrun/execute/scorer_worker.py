@@ -32,6 +32,7 @@ import resource
 import socket
 import sys
 import time
+import warnings
 from pathlib import Path
 from typing import IO, Any, Callable
 
@@ -66,7 +67,8 @@ def main() -> None:
     found, pid = _Found(), os.getpid()
     for line in calls:
         seq, name, response, reference = _READ(line)
-        result = call(name, scorers[name], response, reference)
+        with warnings.catch_warnings():  # the warnings filters as found (`simplefilter('error')` reached the next)
+            result = call(name, scorers[name], response, reference)
         if os.getpid() != pid:  # a copy the scorer forked (os.fork), back from its call: it ends without a word
             os._exit(0)
         found.put_back()
@@ -83,13 +85,17 @@ SETTINGS: tuple[tuple[Callable[[], Any], Callable[[Any], Any]], ...] = (
     (socket.getdefaulttimeout, socket.setdefaulttimeout), (sys.getswitchinterval, sys.setswitchinterval),
     (gc.isenabled, lambda enabled: gc.enable() if enabled else gc.disable()),
     (gc.get_threshold, lambda found: gc.set_threshold(*found)), (sys.getrecursionlimit, sys.setrecursionlimit),
-    (sys.get_int_max_str_digits, sys.set_int_max_str_digits))
+    (sys.get_int_max_str_digits, sys.set_int_max_str_digits),
+    (lambda: list(sys.path), lambda found: sys.path.__setitem__(slice(None), found)),
+    *([(lambda: os.sched_getaffinity(0), lambda found: os.sched_setaffinity(0, found))]
+      if hasattr(os, "sched_getaffinity") else []))
 """The interpreter's settings a scorer may change for its own work, each read and set back (`_Found`), none of which
 may reach the calls after it: a locale (`locale.setlocale(LC_NUMERIC, ...)`: their `locale.atof` read numbers by it), a
 trace or profile function (`sys.settrace`, a profiler left enabled: run on every line of theirs), a default socket
 timeout (`socket.setdefaulttimeout(0.001)`: their requests timed out), a thread switch interval, the garbage
 collector turned off or retuned, a recursion limit or a bound on the digits of an int (`sys.setrecursionlimit(200)`,
-`sys.set_int_max_str_digits(640)`: their own work a RecursionError, a ValueError)."""
+`sys.set_int_max_str_digits(640)`: their own work a RecursionError, a ValueError), the module search path
+(`sys.path.append`), the CPUs the process may run on (`os.sched_setaffinity(0, {0})`, where the system has it)."""
 
 
 class _Found:

@@ -34,6 +34,7 @@ import signal
 import socket
 import sys
 import time
+import warnings
 
 ZONE, DIGITS, DEPTH = time.tzname, sys.get_int_max_str_digits(), sys.getrecursionlimit()
 
@@ -43,7 +44,8 @@ def s(response, values):
              "locale": int(locale.setlocale(locale.LC_NUMERIC) != "C"), "traced": int(sys.gettrace() is not None),
              "timeout": int(socket.getdefaulttimeout() is not None), "collecting": int(gc.isenabled()),
              "quiet": int(os.path.samestat(os.fstat(2), os.stat(os.devnull))), "zoned": int(time.tzname != ZONE),
-             "bounded": int((sys.get_int_max_str_digits(), sys.getrecursionlimit()) != (DIGITS, DEPTH))}
+             "bounded": int((sys.get_int_max_str_digits(), sys.getrecursionlimit()) != (DIGITS, DEPTH)),
+             "strict": int(any(each[0] == "error" for each in warnings.filters)), "pathed": int("/nowhere" in sys.path)}
     signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})
     signal.setitimer(signal.ITIMER_REAL, 0.01)
     locale.setlocale(locale.LC_NUMERIC, "C.UTF-8")
@@ -54,6 +56,8 @@ def s(response, values):
     os.putenv("TZ", "XYZ-5")
     sys.set_int_max_str_digits(640)
     sys.setrecursionlimit(DEPTH + 7)
+    warnings.simplefilter("error")
+    sys.path.append("/nowhere")
     time.tzset()
     time.sleep(0.03)
     return found
@@ -61,7 +65,7 @@ def s(response, values):
 """A scorer that says which of the process's settings its call began with changed (SIGALRM blocked, a locale of
 numbers other than C, a trace function, a default socket timeout, the garbage collector off, descriptor 2 quieted
 to /dev/null, a time zone, a bound on an int's digits or a recursion limit other than those it was imported
-with), then changes each (its timer's signal left pending
+with, warnings made errors, a path of its own to import from), then changes each (its timer's signal left pending
 while SIGALRM is blocked, the time zone set past os.environ)."""
 
 
