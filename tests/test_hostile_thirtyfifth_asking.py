@@ -25,8 +25,9 @@
 5. a scorer that blocks a signal (`signal.pthread_sigmask(SIG_BLOCK, {SIGALRM})`) left it blocked for every later call
    of the scorer process, whose own `signal.alarm` then never went off: each call now starts with the signals blocked
    that the first found, a timer's signal the scorer left pending there dropped with its timer
-   (`core.interrupts.handling_now`, a shared module: the same rule puts back what a benchmark file blocks as it is
-   imported, `compiler.runstate.kept`); so did a locale it set (`locale.setlocale(LC_NUMERIC, ...)`: the later
+   (`core.interrupts.handling_now`, a shared module); the same rule puts back what a benchmark file blocks as it is
+   imported (`compiler.runstate.kept`), where a custom_*.py blocking SIGINT and SIGTERM left them blocked in the
+   run's main thread, so that neither reached the run's handlers; so did a locale it set (`locale.setlocale(LC_NUMERIC, ...)`: the later
    calls' `locale.atof` read numbers by it), a trace or profile function (`sys.settrace`, a profiler left enabled:
    run on every line of the later calls), a default socket timeout (`socket.setdefaulttimeout(0.001)`), a thread
    switch interval, the garbage collector turned off or retuned, a recursion limit or a bound on an int's digits
@@ -52,9 +53,11 @@ from __future__ import annotations
 
 import gzip
 import json
+import signal
 
 import pytest
 
+from benchrun.compiler.runstate import kept
 from benchrun.testing.http_fake import Response
 from tests.helpers.p34_asking import CHAT, first_answered, preflight_answered
 from tests.helpers.p35_asking import (
@@ -143,3 +146,13 @@ def test_a_line_a_scorer_writes_to_the_reply_pipe_is_quoted_as_json_text(tmp_pat
     assert scores_of(tmp_path, WRITING, n=1) == [("times7:a=0", None, {"type": "ScorerProtocolError", "message": (
         "the scorer wrote \"café \\\\xff\\n\" to the scorer process's reply pipe, a file descriptor of benchrun's: "
         "what a scorer prints goes to stdout or stderr (benchrun.log); a file it writes, it opens")})]
+
+
+def test_the_signals_a_benchmark_file_blocks_as_it_is_imported_are_put_back():
+    found = signal.pthread_sigmask(signal.SIG_BLOCK, [])
+    try:
+        with kept():
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+        assert signal.pthread_sigmask(signal.SIG_BLOCK, []) == found
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, found)
