@@ -22,21 +22,17 @@
    status's, its status and message lost), and an Ollama preflight refused the server as `not Ollama's answer
    (ValueError: embedded null character)`. Such a name is read as UTF-8, as a name Python does not know is
    (`runners.http._utf8`, `_text_read`)
-5. a scorer that blocks a signal (`signal.pthread_sigmask(SIG_BLOCK, {SIGALRM})`) left it blocked for every later call
-   of the scorer process, whose own `signal.alarm` then never went off: each call now starts with the signals blocked
-   that the first found, a timer's signal the scorer left pending there dropped with its timer
-   (`core.interrupts.handling_now`, a shared module); the same rule puts back what a benchmark file blocks as it is
-   imported (`compiler.runstate.kept`), where a custom_*.py blocking SIGINT and SIGTERM left them blocked in the
-   run's main thread, so that neither reached the run's handlers; so did a locale it set (`locale.setlocale(LC_NUMERIC, ...)`: the later
-   calls' `locale.atof` read numbers by it), a trace or profile function (`sys.settrace`, a profiler left enabled:
-   run on every line of the later calls), a default socket timeout (`socket.setdefaulttimeout(0.001)`), a thread
-   switch interval, the garbage collector turned off or retuned, a recursion limit or a bound on an int's digits
-   (`sys.set_int_max_str_digits(640)`), the module search path, the CPUs it may run on, the warnings filters
-   (`warnings.simplefilter("error")`): each put back as found
-   (`execute.scorer_worker.SETTINGS`); and a standard descriptor it replaced (`os.dup2(devnull, 2)` to quiet a
-   library, left so: nothing any later call printed reached benchrun.log), put back (`scorer_worker._Found`); so is
-   a time zone set past os.environ (`os.putenv("TZ", ...)` then `time.tzset()`), which the put-back environment
-   did not undo
+5. what a scorer changed of its process reached every later call of the scorer process (the README promises each call
+   starts in the state the first found): a signal it blocked (`signal.pthread_sigmask(SIG_BLOCK, {SIGALRM})`: their
+   own `signal.alarm` never went off), put back with a timer's signal it left pending there dropped with its timer
+   (`core.interrupts.handling_now`, a shared module); a locale (`locale.setlocale(LC_NUMERIC, ...)`: their
+   `locale.atof` read numbers by it), a trace or profile function (`sys.settrace`, a profiler left enabled), a
+   default socket timeout, a switch interval, the garbage collector off or retuned, a recursion limit, a bound on an
+   int's digits (`sys.set_int_max_str_digits(640)`), `sys.path`, the CPUs it may run on
+   (`execute.scorer_worker.SETTINGS`), the warnings filters (`warnings.simplefilter("error")`: each call under
+   `warnings.catch_warnings`), a standard descriptor it replaced (`os.dup2(devnull, 2)` to quiet a library: nothing
+   a later call printed reached benchrun.log) and a time zone set past os.environ (`os.putenv("TZ", ...)`, then
+   `time.tzset()`), each put back as found (`scorer_worker._Found`)
 6. a gzip answer whose Content-Encoding list has empty elements (`, gzip ,`, which RFC 9110 5.6.1 says a recipient
    ignores) was refused as in codings benchrun does not read, said `(, )`, and asked again: read as gzip
    (`runners.http._codings`)
@@ -47,6 +43,9 @@
    b'caf\\xc3\\xa9 \\xff\\n' to ...`), where an HTTP parser's buffer is quoted as JSON text: both as JSON text,
    by one function (`core.jsonwords.bytes_said`, in `execute.scorerprocess._foreign` and `runners.base`); earlier
    tests expected the old words
+9. a benchmark file that blocks signals as it is imported (`signal.pthread_sigmask(SIG_BLOCK, {SIGINT, SIGTERM})` in
+   a custom_*.py) left them blocked in the run's main thread, so that neither reached the run's handlers: put back
+   after the import by the rule of 5 (`compiler.runstate.kept`, through `core.interrupts.handling_now`)
 """
 
 from __future__ import annotations
