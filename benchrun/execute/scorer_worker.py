@@ -86,7 +86,8 @@ SETTINGS: tuple[tuple[Callable[[], Any], Callable[[Any], Any]], ...] = (
     (gc.isenabled, lambda enabled: gc.enable() if enabled else gc.disable()),
     (gc.get_threshold, lambda found: gc.set_threshold(*found)), (sys.getrecursionlimit, sys.setrecursionlimit),
     (sys.get_int_max_str_digits, sys.set_int_max_str_digits),
-    (lambda: list(sys.path), lambda found: sys.path.__setitem__(slice(None), found)),
+    (lambda: list(sys.path) if isinstance(sys.path, list) else sys.path,
+     lambda found: setattr(sys, "path", list(found))),
     *([(lambda: os.sched_getaffinity(0), lambda found: os.sched_setaffinity(0, found))]
       if hasattr(os, "sched_getaffinity") else []))
 """The interpreter's settings a scorer may change for its own work, each read and set back (`_Found`), none of which
@@ -95,7 +96,8 @@ trace or profile function (`sys.settrace`, a profiler left enabled: run on every
 timeout (`socket.setdefaulttimeout(0.001)`: their requests timed out), a thread switch interval, the garbage
 collector turned off or retuned, a recursion limit or a bound on the digits of an int (`sys.setrecursionlimit(200)`,
 `sys.set_int_max_str_digits(640)`: their own work a RecursionError, a ValueError), the module search path
-(`sys.path.append`), the CPUs the process may run on (`os.sched_setaffinity(0, {0})`, where the system has it)."""
+(`sys.path.append`, or `sys.path` bound to another value), the CPUs the process may run on
+(`os.sched_setaffinity(0, {0})`, where the system has it)."""
 
 
 class _Found:
@@ -113,6 +115,7 @@ class _Found:
 
     def __init__(self) -> None:
         self.cwd, self.environ, self.signals = os.getcwd(), dict(os.environ), handling_now()
+        self.environment = os.environ
         self.builtins, self.decimal = dict(vars(builtins)), decimal.getcontext().copy()
         self.umask = os.umask(0o022)
         os.umask(self.umask)
@@ -134,6 +137,7 @@ class _Found:
         for fd, (copy, file) in self.standard.items():
             if _file_of(fd) != file:
                 os.dup2(copy, fd)
+        os.environ = self.environment  # the mapping itself, where the scorer bound the name to another
         if os.environ != self.environ:
             os.environ.clear()
             os.environ.update(self.environ)

@@ -45,7 +45,8 @@ def s(response, values):
              "timeout": int(socket.getdefaulttimeout() is not None), "collecting": int(gc.isenabled()),
              "quiet": int(os.path.samestat(os.fstat(2), os.stat(os.devnull))), "zoned": int(time.tzname != ZONE),
              "bounded": int((sys.get_int_max_str_digits(), sys.getrecursionlimit()) != (DIGITS, DEPTH)),
-             "strict": int(any(each[0] == "error" for each in warnings.filters)), "pathed": int("/nowhere" in sys.path)}
+             "strict": int(any(each[0] == "error" for each in warnings.filters)), "pathed": int("/nowhere" in sys.path),
+             "rebound": int(type(os.environ) is dict)}
     signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})
     signal.setitimer(signal.ITIMER_REAL, 0.01)
     locale.setlocale(locale.LC_NUMERIC, "C.UTF-8")
@@ -58,15 +59,18 @@ def s(response, values):
     sys.setrecursionlimit(DEPTH + 7)
     warnings.simplefilter("error")
     sys.path.append("/nowhere")
+    os.environ = dict(os.environ)
     time.tzset()
     time.sleep(0.03)
+    sys.path = None
     return found
 """
 """A scorer that says which of the process's settings its call began with changed (SIGALRM blocked, a locale of
 numbers other than C, a trace function, a default socket timeout, the garbage collector off, descriptor 2 quieted
 to /dev/null, a time zone, a bound on an int's digits or a recursion limit other than those it was imported
-with, warnings made errors, a path of its own to import from), then changes each (its timer's signal left pending
-while SIGALRM is blocked, the time zone set past os.environ)."""
+with, warnings made errors, a path of its own to import from, os.environ bound to a plain dict), then changes each
+(sys.path bound to None last, its timer's signal left pending while SIGALRM is blocked, the time zone set past
+os.environ)."""
 
 
 def scores_of(tmp_path: Path, source: str, n: int) -> list[tuple[str, Any, Any]]:
