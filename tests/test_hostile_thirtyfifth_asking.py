@@ -34,7 +34,8 @@
    a later call printed reached benchrun.log) and a time zone set past os.environ (`os.putenv("TZ", ...)`, then
    `time.tzset()`), each put back as found (`scorer_worker._Found`); `sys.path` or `os.environ` bound to another
    value (None, a plain dict) is put back too, where the put-back had failed (the process's end, that call's
-   `ScorerProcessDied`)
+   `ScorerProcessDied`); so are the standard streams (`sys.stdin = io.StringIO(...)`: a later call's `input()` read
+   what an earlier one left there, where it reads nothing)
 6. a gzip answer whose Content-Encoding list has empty elements (`, gzip ,`, which RFC 9110 5.6.1 says a recipient
    ignores) was refused as in codings benchrun does not read, said `(, )`, and asked again: read as gzip
    (`runners.http._codings`)
@@ -121,7 +122,7 @@ def test_a_preflight_answer_of_a_charset_python_cannot_look_up_is_read_as_utf8(t
 
 @pytest.mark.slow  # the scorer process is a real subprocess
 def test_the_signals_a_scorer_blocks_and_the_settings_it_changes_do_not_reach_the_next_call(tmp_path):
-    began = {"s.blocked": 0, "s.locale": 0, "s.traced": 0, "s.timeout": 0, "s.collecting": 1, "s.quiet": 0,
+    began = {"s.fed": 0, "s.blocked": 0, "s.locale": 0, "s.traced": 0, "s.timeout": 0, "s.collecting": 1, "s.quiet": 0,
              "s.zoned": 0, "s.bounded": 0, "s.strict": 0, "s.pathed": 0,
              "s.rebound": 0}
     assert scores_of(tmp_path, STATEFUL, n=2) == [(f"times7:a={a}", began, None) for a in range(2)]

@@ -89,7 +89,9 @@ SETTINGS: tuple[tuple[Callable[[], Any], Callable[[Any], Any]], ...] = (
     (lambda: list(sys.path) if isinstance(sys.path, list) else sys.path,
      lambda found: setattr(sys, "path", list(found))),
     *([(lambda: os.sched_getaffinity(0), lambda found: os.sched_setaffinity(0, found))]
-      if hasattr(os, "sched_getaffinity") else []))
+      if hasattr(os, "sched_getaffinity") else []),
+    *((lambda name=name: getattr(sys, name), lambda found, name=name: setattr(sys, name, found))
+      for name in ("stdin", "stdout", "stderr")))
 """The interpreter's settings a scorer may change for its own work, each read and set back (`_Found`), none of which
 may reach the calls after it: a locale (`locale.setlocale(LC_NUMERIC, ...)`: their `locale.atof` read numbers by it), a
 trace or profile function (`sys.settrace`, a profiler left enabled: run on every line of theirs), a default socket
@@ -97,7 +99,8 @@ timeout (`socket.setdefaulttimeout(0.001)`: their requests timed out), a thread 
 collector turned off or retuned, a recursion limit or a bound on the digits of an int (`sys.setrecursionlimit(200)`,
 `sys.set_int_max_str_digits(640)`: their own work a RecursionError, a ValueError), the module search path
 (`sys.path.append`, or `sys.path` bound to another value), the CPUs the process may run on
-(`os.sched_setaffinity(0, {0})`, where the system has it)."""
+(`os.sched_setaffinity(0, {0})`, where the system has it), the standard streams (`sys.stdin = io.StringIO(...)`:
+their `input()` read what an earlier call left there, where it reads nothing)."""
 
 
 class _Found:

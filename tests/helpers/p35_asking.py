@@ -28,6 +28,7 @@ def s(response, values):
 
 
 STATEFUL = """import gc
+import io
 import locale
 import os
 import signal
@@ -40,7 +41,11 @@ ZONE, DIGITS, DEPTH = time.tzname, sys.get_int_max_str_digits(), sys.getrecursio
 
 
 def s(response, values):
-    found = {"blocked": int(signal.SIGALRM in signal.pthread_sigmask(signal.SIG_BLOCK, [])),
+    try:
+        fed = int(bool(input()))
+    except EOFError:
+        fed = 0
+    found = {"fed": fed, "blocked": int(signal.SIGALRM in signal.pthread_sigmask(signal.SIG_BLOCK, [])),
              "locale": int(locale.setlocale(locale.LC_NUMERIC) != "C"), "traced": int(sys.gettrace() is not None),
              "timeout": int(socket.getdefaulttimeout() is not None), "collecting": int(gc.isenabled()),
              "quiet": int(os.path.samestat(os.fstat(2), os.stat(os.devnull))), "zoned": int(time.tzname != ZONE),
@@ -60,6 +65,7 @@ def s(response, values):
     warnings.simplefilter("error")
     sys.path.append("/nowhere")
     os.environ = dict(os.environ)
+    sys.stdin = io.StringIO("fed\\n")
     time.tzset()
     time.sleep(0.03)
     sys.path = None
@@ -68,7 +74,8 @@ def s(response, values):
 """A scorer that says which of the process's settings its call began with changed (SIGALRM blocked, a locale of
 numbers other than C, a trace function, a default socket timeout, the garbage collector off, descriptor 2 quieted
 to /dev/null, a time zone, a bound on an int's digits or a recursion limit other than those it was imported
-with, warnings made errors, a path of its own to import from, os.environ bound to a plain dict), then changes each
+with, warnings made errors, a path of its own to import from, os.environ bound to a plain dict, a standard input
+that reads something), then changes each
 (sys.path bound to None last, its timer's signal left pending while SIGALRM is blocked, the time zone set past
 os.environ)."""
 
