@@ -149,7 +149,7 @@ def test_a_reply_a_scorer_forges_on_the_reply_pipe_is_taken_only_if_a_scorer_cou
     assert (result.returncode, result.stderr) == (EXIT["ok"], "")
     assert [(s["metrics"], s["error"]) for s in records(lab, "scores.jsonl") if s["scorer"] == "s"] == [
         (None, {"type": "ScorerProtocolError", "message": (
-            "the scorer wrote b'[0, {\"s\": Infinity}, null]\\n' to the scorer process's reply pipe, a file "
+            "the scorer wrote \"[0, {\\\"s\\\": Infinity}, null]\\n\" to the scorer process's reply pipe, a file "
             "descriptor of benchrun's: what a scorer prints goes to stdout or stderr (benchrun.log); a file it "
             "writes, it opens")})]
 

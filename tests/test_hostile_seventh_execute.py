@@ -124,7 +124,7 @@ def test_a_scorer_writing_to_descriptors_it_does_not_own_costs_only_its_own_call
         assert lab.call(*lab.args("scorer_timeout_s=5")).returncode == EXIT["ok"]
         [run_dir] = lab.run_dirs()
     foreign = {"type": "ScorerProtocolError", "message": (
-        "the scorer wrote b'debug\\n' to the scorer process's reply pipe, a file descriptor of benchrun's: what a "
+        "the scorer wrote \"debug\\n\" to the scorer process's reply pipe, a file descriptor of benchrun's: what a "
         "scorer prints goes to stdout or stderr (benchrun.log); a file it writes, it opens")}
     assert [(s["metrics"], s["error"]) for s in read_jsonl(run_dir / "scores.jsonl") if s["scorer"] == "s"] == [
         (None, foreign) if a == 1 else ({"s": 1}, None) for a in range(4)]

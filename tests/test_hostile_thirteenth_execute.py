@@ -177,8 +177,8 @@ return 1"""
 
 def test_a_line_without_end_on_the_reply_pipe_is_that_calls_error_once_no_reply_is_that_long(tmp_path):
     assert scored(tmp_path, scorer(WITHOUT_END)) == [(None, {"type": "ScorerProtocolError", "message": (
-        f"the scorer wrote {'x' * 200!r} to the scorer process's reply pipe, a file descriptor of benchrun's: what a "
-        "scorer prints goes to stdout or stderr (benchrun.log); a file it writes, it opens").replace("'x", "b'x", 1)})]
+        f"the scorer wrote \"{'x' * 200}\" to the scorer process's reply pipe, a file descriptor of benchrun's: what "
+        "a scorer prints goes to stdout or stderr (benchrun.log); a file it writes, it opens")})]
 
 
 LONGEST = "return {'\\U0001F600' * 197 + f'{i:03}': -10**100 for i in range(256)}"

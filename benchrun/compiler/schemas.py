@@ -10,6 +10,7 @@ from jsonschema import Draft202012Validator, ValidationError, validators
 from referencing import Registry, Resource
 
 from benchrun.core.errors import BenchrunError
+from benchrun.core.jsonwords import respelled
 from benchrun.core.keys import key_path, unknown_key
 from benchrun.core.resources import schemas_dir
 from benchrun.core.text import name_said
@@ -104,14 +105,9 @@ def describe(err: ValidationError) -> str:
 
 
 def _json_spelled(err: ValidationError) -> str:
-    """jsonschema's message with the value given, if it is no text, in JSON's words, where the message starts with it
-    (`true is not of type 'integer'`, not Python's `True`; `{"a": null}`, not `{'a': None}`); text stays quoted as
-    benchrun quotes a name. execute.formatcheck.json_words says an answer's values so: one function in core could serve
-    both."""
-    python = repr(err.instance)
-    if isinstance(err.instance, str) or not err.message.startswith(python):
-        return err.message
-    return json.dumps(err.instance, ensure_ascii=False) + err.message[len(python):]
+    """jsonschema's message with the value given, if it is no text, in JSON's words (`true is not of type 'integer'`,
+    not Python's `True`); text stays quoted as benchrun quotes a name."""
+    return err.message if isinstance(err.instance, str) else respelled(err.message, err.instance)
 
 
 SHOWN = 60

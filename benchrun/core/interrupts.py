@@ -247,6 +247,8 @@ def die_with(parent: int) -> None:
 
 TIMERS = (signal.ITIMER_REAL, signal.ITIMER_VIRTUAL, signal.ITIMER_PROF)
 """The interval timers a process has (`signal.alarm` sets the first)."""
+TIMER_SIGNALS = {signal.SIGALRM, signal.SIGVTALRM, signal.SIGPROF}
+"""The signals TIMERS send as they go off."""
 
 
 def handling_now() -> Callable[[], None]:
@@ -254,9 +256,11 @@ def handling_now() -> Callable[[], None]:
     code sets there (a handler, `signal.alarm(5)`) must not outlive the code that set it. So too what it has
     faulthandler do, which Python's own view of the handlers does not show: a stack dump on a signal
     (`faulthandler.register(signal.SIGUSR1)`: Slurm's warning before its time limit dumped every thread's stack on
-    the console and the run went on), on a crash (`enable()`), or after a delay (`dump_traceback_later`, exit too)."""
+    the console and the run went on), on a crash (`enable()`), or after a delay (`dump_traceback_later`, exit too);
+    and the signals it blocks (`signal.pthread_sigmask`: a scorer's SIG_BLOCK of SIGALRM reached every later call,
+    whose own `signal.alarm` then never went off), a timer's signal it left pending there dropped with its timer."""
     kept = {sig: signal.getsignal(sig) for sig in signal.valid_signals() if sig not in (signal.SIGKILL, signal.SIGSTOP)}
-    dumping = faulthandler.is_enabled()
+    dumping, blocked = faulthandler.is_enabled(), signal.pthread_sigmask(signal.SIG_BLOCK, [])
 
     def put_back() -> None:
         for timer in TIMERS:
@@ -271,6 +275,9 @@ def handling_now() -> Callable[[], None]:
             if signal.getsignal(sig) is not handler:
                 with suppress(OSError, ValueError, TypeError):  # a handler Python did not set (None) stays
                     signal.signal(sig, handler)
+        while stale := (signal.sigpending() & TIMER_SIGNALS) - blocked:  # delivered now, it would end the process
+            signal.sigtimedwait(stale, 0)
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
 
     return put_back
 

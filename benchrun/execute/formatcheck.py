@@ -29,6 +29,7 @@ from jsonschema.exceptions import best_match
 from jsonschema.validators import extend
 
 from benchrun.core.errors import ArchiveError
+from benchrun.core.jsonwords import listed, respelled
 from benchrun.core.layout import MANIFEST
 from benchrun.core.text import NESTED, SURROGATE, SURROGATE_ESCAPE, NotJSON, json_value, one_line
 from benchrun.execute.formatitems import Taken, items_taken, pruned_items
@@ -211,17 +212,27 @@ def json_words(error: ValidationError) -> str:
     """jsonschema's message with the answer's value (and a schema's value it quotes: VALUED) in JSON's words, not
     Python's (`true is not of type 'number'`, not `True ...`; `{"a": 1}`, not `{'a': 1}`): each is written at the
     message's start or end, where jsonschema writes it; so are the answer's keys a message of KEYED names (`"x" was
-    unexpected`, not `'x' ...`). A schema's names (a type, a pattern) stay as jsonschema says."""
-    message = error.message
+    unexpected`, not `'x' ...`), and the values a message of LISTED names mid-message. A schema's names (a type, a
+    pattern) stay as jsonschema says."""
     if error.validator in KEYED:
-        return _keys_said(message)
+        return _keys_said(error.message)
+    if error.validator in LISTED and (rebuilt := _listed_said(error)) is not None:
+        return rebuilt
+    message = error.message
     for value in (error.instance, *([error.validator_value] if error.validator in VALUED else []), *_beyond(error)):
-        python, said = repr(value), json.dumps(value, ensure_ascii=False)
-        if message.startswith(python):
-            message = said + message[len(python):]
-        elif message.endswith(python):
-            message = message[:-len(python)] + said
+        message = respelled(message, value)
     return message
+
+
+def _listed_said(error: ValidationError) -> str | None:
+    """A LISTED message rebuilt in JSON's words: its head (the answer's value in it so), the values it lists, each
+    found among the error's own, and its tail; None where they are not found so."""
+    head, tail, among = LISTED[error.validator]
+    start, end = head(error), tail.search(error.message)
+    if end is None or not error.message.startswith(start):
+        return None
+    said = listed(error.message[len(start):end.start()], among(error))
+    return None if said is None else respelled(start, error.instance) + said + error.message[end.start():]
 
 
 def _beyond(error: ValidationError) -> list[Any]:
@@ -238,6 +249,14 @@ VALUED = ("const", "enum", "not")
 KEYED = ("additionalProperties", "unevaluatedProperties", "required", "dependentRequired")
 """The keywords whose message names the answer's keys, each as Python quotes a string (`'x' was unexpected`, `'a' is a
 required property`, `'b' is a dependency of 'a'`); a key a `propertyNames` refuses is the error's value."""
+LISTED: dict[str, tuple[Callable[[ValidationError], str], re.Pattern[str], Callable[[ValidationError], list[Any]]]] = {
+    "unevaluatedItems": (lambda error: "Unevaluated items are not allowed (",
+                         re.compile(r" (?:was|were) unexpected\)$"), lambda error: error.instance),
+    "oneOf": (lambda error: f"{error.instance!r} is valid under each of ", re.compile("$"),
+              lambda error: error.validator_value * 2)}
+"""The keywords whose message lists values mid-message, as Python's repr writes them: the message's head and tail
+about the list, and the values each listed one is among (the answer's items, in their order; the `oneOf` schemas it
+fits, the first it fits said last)."""
 KEYS_OR_REGEXES = re.compile(r"('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\")| not match any of the regexes: ")
 """A string as Python's repr writes it (a key), or where additionalProperties's message beside patternProperties
 turns from the keys to the schema's regexes (outside a key: a key is read whole before)."""

@@ -1,20 +1,21 @@
 """The scorer process, `python -m benchrun.execute.scorer_worker`: scorers called one at a time, away from the run.
 
 Requests arrive on stdin as JSON lines. The first names the user's scorers: {name: [file, sha256, digests]}
-(benchrun's own are called in the run's process); each function, the file it is in and the benchmark's own
-modules that file imports must still hash as when the run imported them. Every later line is one call, [seq, name, response, reference], answered on the process's
-original stdout with one JSON line, [seq, metrics, null] or [seq, null, [type, message]], read and written by a
-decoder and an encoder of the process's own (a scorer patching `json.loads` does not reach them). Whatever user
-code raises (SystemExit and KeyboardInterrupt included) is that call's error; whatever it prints (file descriptors
-1 and 2) goes to the original stderr, which the run reads into its log (bounded); a line it writes to the process's
-pipes (kept at 100 and above) is that call's error, and stdin gives it nothing (EOF: an `input()` or a
-`breakpoint()` left in ends its own call); each call starts in the working directory, environment (its time zone
-too), umask, resource limits, signal handling, builtins and decimal context the first found, no timer set; SIGINT,
-SIGHUP and SIGQUIT are ignored, so a terminal's signals reach the run, which decides. The process leads a process
-group of its own, which the run kills, with whatever the scorers started, when a call overruns its time limit, when
-the process dies, and when the run ends; the process the run starts stays above the scorers' as their reaper
-(`proctree.reap_below`), so what they start and leave stays below it, and it kills all below once the scorers'
-process or the run has ended, however (a run SIGKILLed could end nothing).
+(benchrun's own are called in the run's process); each function, the file it is in and the benchmark's own modules
+that file imports must still hash as when the run imported them. Every later line is one call, [seq, name, response,
+reference], answered on the process's original stdout with one JSON line, [seq, metrics, null] or [seq, null, [type,
+message]], read and written by a decoder and an encoder of the process's own (a scorer patching `json.loads` does not
+reach them). Whatever user code raises (SystemExit and KeyboardInterrupt included) is that call's error; whatever it
+prints (file descriptors 1 and 2) goes to the original stderr, which the run reads into its log (bounded); a line it
+writes to the process's pipes (kept at 100 and above) is that call's error, a copy of the process it forks
+(`os.fork()`) ends as it returns from the call (never a second scorer process, reading calls and replying), and stdin
+gives it nothing (EOF: an `input()` or a `breakpoint()` left in ends its own call); each call starts in the working
+directory, environment (its time zone too), umask, resource limits, signal handling, builtins and decimal context the
+first found, no timer set; SIGINT, SIGHUP and SIGQUIT are ignored, so a terminal's signals reach the run, which
+decides. The process leads a process group of its own, which the run kills, with whatever the scorers started, when a
+call overruns its time limit, when the process dies, and when the run ends; the process the run starts stays above
+the scorers' as their reaper (`proctree.reap_below`), so what they start and leave stays below it, and it kills all
+below once the scorers' process or the run has ended, however (a run SIGKILLed could end nothing).
 """
 
 from __future__ import annotations
@@ -23,11 +24,15 @@ import builtins
 import contextlib
 import decimal
 import fcntl
+import gc
 import json
+import locale
 import os
 import resource
+import socket
 import sys
 import time
+import warnings
 from pathlib import Path
 from typing import IO, Any, Callable
 
@@ -59,16 +64,43 @@ def main() -> None:
         _send(replies, {"error": str(err)})
         return
     _send(replies, {"ready": True})
-    found = _Found()
+    found, pid = _Found(), os.getpid()
     for line in calls:
         seq, name, response, reference = _READ(line)
-        result = call(name, scorers[name], response, reference)
+        with warnings.catch_warnings():  # the warnings filters as found (`simplefilter('error')` reached the next)
+            result = call(name, scorers[name], response, reference)
+        if os.getpid() != pid:  # a copy the scorer forked (os.fork), back from its call: it ends without a word
+            os._exit(0)
         found.put_back()
         try:
             _send(replies, [seq, *result])
         except OSError as err:  # the scorer closed or took the pipe: its call is the one this process ends in
             sys.exit(f"scorer '{name}' closed the scorer process's reply pipe ({os_problem(err)}): the process "
                      "ends, and the run starts another")
+
+
+SETTINGS: tuple[tuple[Callable[[], Any], Callable[[Any], Any]], ...] = (
+    (lambda: locale.setlocale(locale.LC_ALL), lambda found: locale.setlocale(locale.LC_ALL, found)),
+    (sys.gettrace, sys.settrace), (sys.getprofile, sys.setprofile),
+    (socket.getdefaulttimeout, socket.setdefaulttimeout), (sys.getswitchinterval, sys.setswitchinterval),
+    (gc.isenabled, lambda enabled: gc.enable() if enabled else gc.disable()),
+    (gc.get_threshold, lambda found: gc.set_threshold(*found)), (sys.getrecursionlimit, sys.setrecursionlimit),
+    (sys.get_int_max_str_digits, sys.set_int_max_str_digits),
+    (lambda: list(sys.path) if isinstance(sys.path, list) else sys.path,
+     lambda found: setattr(sys, "path", list(found))),
+    *([(lambda: os.sched_getaffinity(0), lambda found: os.sched_setaffinity(0, found))]
+      if hasattr(os, "sched_getaffinity") else []),
+    *((lambda name=name: getattr(sys, name), lambda found, name=name: setattr(sys, name, found))
+      for name in ("stdin", "stdout", "stderr")))
+"""The interpreter's settings a scorer may change for its own work, each read and set back (`_Found`), none of which
+may reach the calls after it: a locale (`locale.setlocale(LC_NUMERIC, ...)`: their `locale.atof` read numbers by it), a
+trace or profile function (`sys.settrace`, a profiler left enabled: run on every line of theirs), a default socket
+timeout (`socket.setdefaulttimeout(0.001)`: their requests timed out), a thread switch interval, the garbage
+collector turned off or retuned, a recursion limit or a bound on the digits of an int (`sys.setrecursionlimit(200)`,
+`sys.set_int_max_str_digits(640)`: their own work a RecursionError, a ValueError), the module search path
+(`sys.path.append`, or `sys.path` bound to another value), the CPUs the process may run on
+(`os.sched_setaffinity(0, {0})`, where the system has it), the standard streams (`sys.stdin = io.StringIO(...)`:
+their `input()` read what an earlier call left there, where it reads nothing)."""
 
 
 class _Found:
@@ -79,30 +111,63 @@ class _Found:
     left set (`signal.alarm`, `setitimer`) went off in another sample's call, that sample's error (or the process's
     end); so did a name it set or replaced among the builtins (`builtins.round = ...`: the next sample's scorer
     rounded with it, or the process's own `len` broke), and the decimal context (`decimal.getcontext().prec = 2`);
-    a time zone it set (`TZ` and `time.tzset()`) stayed in force though $TZ was put back."""
+    a time zone it set (`TZ` and `time.tzset()`, or `os.putenv('TZ', ...)`, which os.environ does not show) stayed in
+    force though $TZ was put back; so did the interpreter's
+    settings of SETTINGS it changed, and a standard descriptor it replaced (`os.dup2(devnull, 2)` to quiet a library,
+    left so: nothing a later call printed reached the log)."""
 
     def __init__(self) -> None:
         self.cwd, self.environ, self.signals = os.getcwd(), dict(os.environ), handling_now()
+        self.environment = os.environ
         self.builtins, self.decimal = dict(vars(builtins)), decimal.getcontext().copy()
         self.umask = os.umask(0o022)
         os.umask(self.umask)
-        self.limits = limits_now()
+        self.limits, self.settings = limits_now(), [get() for get, _ in SETTINGS]
+        self.standard, self.zone = {fd: (_kept(fd), _file_of(fd)) for fd in STANDARD}, _zone()
 
     def put_back(self) -> None:
-        """Builtins, decimal context, signal handling (no timer set), limits, umask, environment (the time zone it
-        says) and working directory as found; a limit whose hard bound the scorer lowered is put back as far as the
-        process may raise it again."""
+        """Builtins, decimal context, signal handling (no timer set), limits, umask, SETTINGS, standard descriptors,
+        environment (the time zone it says) and working directory as found; a limit whose hard bound the scorer
+        lowered is put back as far as the process may raise it again."""
         put_back_names(vars(builtins), self.builtins)
         decimal.setcontext(self.decimal.copy())
         self.signals()
         put_back_limits(self.limits)
         os.umask(self.umask)
+        for (get, put), found in zip(SETTINGS, self.settings):
+            if get() != found:
+                put(found)
+        for fd, (copy, file) in self.standard.items():
+            if _file_of(fd) != file:
+                os.dup2(copy, fd)
+        os.environ = self.environment  # the mapping itself, where the scorer bound the name to another
         if os.environ != self.environ:
             os.environ.clear()
             os.environ.update(self.environ)
             time.tzset()  # the time zone as $TZ now says
+        if _zone() != self.zone:  # one set past os.environ: os.putenv('TZ', ...), then time.tzset()
+            os.putenv("TZ", self.environ["TZ"]) if "TZ" in self.environ else os.unsetenv("TZ")
+            time.tzset()
         with contextlib.suppress(OSError):  # a directory the scorer removed: the calls after go on where they are
             os.chdir(self.cwd)
+
+
+def _zone() -> tuple[Any, ...]:
+    """The time zone the process's clock reads (as `time.tzset` last set it)."""
+    return time.timezone, time.altzone, time.daylight, time.tzname
+
+
+STANDARD = (0, 1, 2)
+"""The standard descriptors as the scorers have them: 0 reading nothing, 1 and 2 the pipe the run logs."""
+
+
+def _file_of(fd: int) -> tuple[int, int] | None:
+    """Which open file descriptor `fd` is (its device and inode), None where it is closed."""
+    try:
+        found = os.fstat(fd)
+    except OSError:
+        return None
+    return found.st_dev, found.st_ino
 
 
 def _take_stdin() -> IO[str]:

@@ -22,6 +22,7 @@ from benchrun.archive.dirlock import no_link, own_file
 from benchrun.compiler.scoring import MAX_METRICS, MAX_NAME, Metric, Scorer, source_sha256
 from benchrun.compiler.usercode import imported_as
 from benchrun.core.errors import refused_by_system
+from benchrun.core.jsonwords import bytes_said
 from benchrun.core.metricvalue import in_bounds
 from benchrun.core.records import ErrorInfo
 from benchrun.core.runclock import RUN_CLOCK
@@ -352,5 +353,6 @@ def _named_for(scorer: str, name: str) -> bool:
 def _foreign(line: bytes) -> str:
     """What is wrong when the scorer process's reply pipe holds a line it did not write: the calls are answered in
     order, so user code of the call being made wrote it there, to a file descriptor of benchrun's."""
-    return (f"the scorer wrote {one_line(repr(line[:200]))} to the scorer process's reply pipe, a file descriptor of "
-            "benchrun's: what a scorer prints goes to stdout or stderr (benchrun.log); a file it writes, it opens")
+    return (f"the scorer wrote {one_line(bytes_said(line[:200]))} to the scorer process's reply pipe, a file "
+            "descriptor of benchrun's: what a scorer prints goes to stdout or stderr (benchrun.log); a file it writes, "
+            "it opens")

@@ -20,6 +20,7 @@ import httpx
 from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_exponential_jitter
 
 from benchrun.core.errors import OWN_LIMITS, RunnerError
+from benchrun.core.jsonwords import bytes_said
 from benchrun.core.manifest import Message
 from benchrun.core.records import Completion
 from benchrun.core.settings import RunnerConfig
@@ -111,7 +112,7 @@ def transport_said(err: BaseException) -> str:
 
 def _bytes_said(found: re.Match[str]) -> str:
     """The bytes a repr of `found` holds, quoted as JSON text is (`"zz\\r\\n"`), not as Python writes them."""
-    return json.dumps(ast.literal_eval(found[1]).decode("utf-8", "backslashreplace"), ensure_ascii=False)
+    return bytes_said(ast.literal_eval(found[1]))
 
 
 UNDEFINED_STATUS = re.compile(r"^InformationalResponse status_code should be in range \[100, 200\), not (\d+)$")

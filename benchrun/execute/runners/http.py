@@ -146,9 +146,13 @@ NOT_AN_ANSWER = {
     202: "HTTP 202: accepted, not yet answered (Accepted), whose body says how the request stands, not its answer",
     205: "HTTP 205: an answer that has no body (Reset Content), which HTTP says of a 205",
     206: ("HTTP 206: a part of an answer (Partial Content), which only a request for a range is answered with and "
-          "benchrun sends none")}
-"""The successes whose body HTTP says is not the request's whole answer (RFC 9110 15.3): each a success httpx takes as
-any, whose JSON may parse. A 204's body is none by HTTP (the parser reads none), said as an empty body."""
+          "benchrun sends none"),
+    207: "HTTP 207: the statuses of several resources (Multi-Status), which WebDAV answers with",
+    226: ("HTTP 226: an answer's changes since an earlier one (IM Used), which only a request naming A-IM is answered "
+          "with and benchrun sends none")}
+"""The successes whose body HTTP says is not the request's whole answer (RFC 9110 15.3; WebDAV's 207, RFC 4918 13;
+delta encoding's 226, RFC 3229 10.4.1): each a success httpx takes as any, whose JSON may parse. A 204's body is none
+by HTTP (the parser reads none), said as an empty body."""
 
 
 def not_an_answer(status: int) -> str:
@@ -188,7 +192,7 @@ def bounded(limit: int, key: str) -> dict[str, list[Callable[[Any], Awaitable[No
             raise _redirected(response)
         if response.status_code in NOT_AN_ANSWER:
             raise BrokenAnswer(not_an_answer(response.status_code))
-        codings = [c.strip().lower() for c in response.headers.get_list("Content-Encoding", split_commas=True)]
+        codings = _codings(response.headers.get_list("Content-Encoding", split_commas=True))
         decoded = [c for c in codings if c in WBITS]
         unread = _unread(codings, decoded, key)
         if unread and response.is_success:
@@ -202,6 +206,12 @@ def bounded(limit: int, key: str) -> dict[str, list[Callable[[Any], Awaitable[No
         request.headers["Accept-Encoding"] = ACCEPTED
 
     return {"request": [accept], "response": [bound]}
+
+
+def _codings(listed: list[str]) -> list[str]:
+    """The content codings a Content-Encoding lists, in lower case, its empty elements left out (RFC 9110 5.6.1: a
+    recipient ignores them; `, gzip ,` is gzip, which was refused as codings benchrun does not read, said `(, )`)."""
+    return [coding for coding in (each.strip().lower() for each in listed) if coding]
 
 
 def _unread(codings: list[str], decoded: list[str], key: str) -> str | None:
@@ -222,7 +232,10 @@ def _text_read(response: httpx.Response) -> Callable[[bytes], None] | None:
     if "charset" not in response.headers.get("Content-Type", "").lower():
         return None
     charset = response.charset_encoding
-    if charset is None or _utf8(charset):
+    if charset is None:
+        return None
+    if _utf8(charset):
+        response.encoding = "utf-8"  # so httpx does not look the name up again (a NUL in it raised ValueError there)
         return None
 
     def read(body: bytes) -> None:
@@ -232,9 +245,12 @@ def _text_read(response: httpx.Response) -> Callable[[bytes], None] | None:
 
 
 def _utf8(charset: str) -> bool:
+    """Whether a body in `charset` is read as UTF-8: it names UTF-8, or a name Python does not know (httpx reads such
+    a body as UTF-8), or none Python can look up (a NUL in it, as RFC 2231's `charset*=utf-8''a%00b` spells one:
+    httpx's own lookup raised ValueError, the sample's error `embedded null character`, a 500's status lost)."""
     try:
         return codecs.lookup(charset).name == "utf-8"
-    except LookupError:  # a name Python does not know: httpx reads the body as UTF-8
+    except (LookupError, ValueError):
         return True
 
 

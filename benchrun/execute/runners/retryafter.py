@@ -19,14 +19,16 @@ SECONDS = re.compile(r"\s*\d+\s*")
 
 def retry_after_s(value: str | None, now: datetime | None = None) -> float | None:
     """The seconds a Retry-After value asks to wait: delta-seconds (`120`), or an HTTP date from `now` (none, for one
-    past); None for no value or one of neither form, which is no ask (RFC 9110 lets a client ignore it)."""
+    past); None for no value or one of neither form, which is no ask (RFC 9110 lets a client ignore it): a date of a
+    year or a zone no HTTP date has (`01 Jan 99999999999`, `+99999999999`) too, which Python's date cannot hold (an
+    OverflowError, that sample's error in Python's words and a preflight's traceback)."""
     if value is None:
         return None
     if SECONDS.fullmatch(value):
         return float(value)
     try:
         then = parsedate_to_datetime(value)
-    except (TypeError, ValueError, IndexError):
+    except (TypeError, ValueError, IndexError, OverflowError):
         return None
     if then.tzinfo is None:
         return None
