@@ -13,12 +13,14 @@ from benchrun.archive.reader import Run
 from benchrun.archive.repair import JudgeCalls
 from benchrun.archive.trust import seal_broken, unreadable
 from benchrun.audit.answernames import AnswerNames
-from benchrun.audit.judgegrades import JudgeGrades, judge_listed
+from benchrun.audit.askedservers import ResponseHosts
+from benchrun.audit.judgegrades import JudgeGrades, judge_listed, judge_listed_by
 from benchrun.audit.rescored import RescoreInfo
 from benchrun.audit.speedcheck import READ, close, speed_unmade
+from benchrun.audit.uncached import Uncached
 from benchrun.core.errors import ArchiveError
 from benchrun.core.judgeagreement import JudgeAgreement
-from benchrun.core.layout import JUDGEMENTS, RESCORE_FILE, RESCORES, RUN, SCORES, SUMMARY
+from benchrun.core.layout import JUDGEMENTS, RESCORE_FILE, RESCORES, RESPONSES, RUN, SCORES, SUMMARY
 from benchrun.core.manifest import Manifest
 from benchrun.core.records import (
     Counts,
@@ -76,8 +78,10 @@ class RescoreBooks:
         self.name, self.info, self.manifest = f"{RESCORES}/{folder.name}", info, info.graded(manifest)
         self.graded = Run(folder, run.info.model_copy(update={"files": info.files, "judge": info.judge or run.info.judge}))
         self.books, self.answered = Books(self.manifest, shard=run.info.shard), set[tuple[str, int]]()
-        self.grades = JudgeGrades(self.manifest)
-        """Its own judge calls' grades, rejudged (a rescore from the archive reads the run's again, as graded now)."""
+        self.grades = JudgeGrades(self.manifest, info.judge is None or judge_listed_by(info.judge),
+                                  f"the rescore's judge asked one server ({self.name}/{RESCORE_FILE}'s judge.runner)")
+        """Its own judge calls' grades, rejudged (a rescore from the archive reads the run's again, as graded now), and
+        the chats its judge was asked."""
         self.names = AnswerNames()
         """The names its own judge calls (rejudged) gave their model."""
 
@@ -85,6 +89,8 @@ class RescoreBooks:
         if self.books.responses < self.info.counts.responses:  # what rescore.json says, which anyone may write: 10**30
             self.books.response(response)
             self.answered.add((response.id, response.repeat))
+            if self.info.judge is not None:
+                self.grades.response(response)
 
     def judgement(self, call: JudgementRecord) -> None:
         if self.info.judge is None:  # rejudged, its own (`disagreement`)
@@ -114,8 +120,10 @@ class RescoreBooks:
         for number, call in enumerate(self.graded.judgements(), 1):
             if (why := calls.problem(number, (call.id, call.repeat), call.judge, call.judge_repeat, self.answered)):
                 return f"line {number} {why}"
-            self.books.judgements((call,))
             self.grades.calls((call,))
+            if (why := self.grades.misread(call)) is not None:
+                return why
+            self.books.judgements((call,))
             self.names.judgement(call)
         return None
 
@@ -131,13 +139,18 @@ class RunPass:
         self.read = False
         self.grades: JudgeGrades | None = None
         self.misgraded: tuple[str, str] | None = None
-        """The first judge's score line of the run that its calls do not make, as (file, `line N ...`)."""
+        """The first record line of the run that is not what its writer made of what it asked and was told (a response
+        naming a server no session asked, a judge call, a judge's score line its calls do not make), as (file, `line N
+        ...`)."""
         self.names = AnswerNames()
+        self.hosts: ResponseHosts | None = None
+        self.uncached: Uncached | None = None
 
     def read_through(self, run: Run) -> tuple[str, str, int | None] | None:
         """Every record of the run read once (`trust.unreadable`) and kept; the first unreadable, as it says it."""
         self.books = books_for(run)
         self.grades = _grades_of(run)
+        self.hosts, self.uncached = ResponseHosts(run), Uncached(run)
         found = unreadable(run, self)
         self.read = found is None
         return found
@@ -148,6 +161,8 @@ class RunPass:
         if self.grades is not None:
             self.grades.response(response)
         self.names.response(response)
+        if self.misgraded is None and self.hosts is not None and self.uncached is not None:
+            self.misgraded = self.hosts.misread(response) or self.uncached.misread(RESPONSES, response)
         for rescore in self.rescores:
             rescore.response(response)
 
@@ -161,6 +176,8 @@ class RunPass:
                 self.grades.calls((call,))
                 if self.misgraded is None and (why := self.grades.misread(call)):
                     self.misgraded = JUDGEMENTS, why
+            if self.misgraded is None and self.uncached is not None:
+                self.misgraded = self.uncached.misread(JUDGEMENTS, call)
             self.names.judgement(call)
 
     def scores(self, scores: Iterable[ScoreRecord]) -> None:

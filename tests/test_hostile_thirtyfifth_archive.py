@@ -1,0 +1,93 @@
+"""Hostile input, thirty-fifth pass, the archive and audit side (what the thirty-fourth left, then a fresh pass): the
+cases it found bad, each with the rule it now obeys.
+
+1. a response's `host` (sealed over, summary.json's speed made again to match) in a run that asked one server in
+   every session, or naming a server none of its sessions asked: verify said intact; a response the run asked names a
+   server of a list config.yaml's runner, run.json's runner or a resume's or retry's --host gave
+   (`audit.askedservers.ResponseHosts`), as a judge call's does its judge's (`judge_listed`)
+2. a rejudged rescore's own judge call (`rescores/NNN/judgements.jsonl`, its digest remade) whose chat was edited,
+   whose grade was blanked or is of a reply its judge's format refuses, or that names a server where the rescore's
+   judge asked one: verify said intact; a rescore's calls are checked by the rules a run's are, with the rescore's
+   judge (`audit.summarycheck.RescoreBooks`, `audit.judgegrades.judge_listed_by`); rescores rejudged by 784954b and
+   63eb016 still verify
+3. a response or judge call giving `cached_from` (sealed over) in a run whose config.yaml says `cache: false`: verify
+   said intact; a run made without the response cache took nothing from it, which every benchrun since the cache
+   came has kept (`audit.uncached.Uncached`); a cache left unset is not checked (benchruns told it on or off by
+   other rules)
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.helpers.archives import synthetic_run
+from tests.helpers.auditcli import audit
+from tests.helpers.p29_archive import calls_rewritten, failed, rejudged
+from tests.helpers.p32_archive import hosts_run, sealed_fields, speed_remade
+from tests.helpers.p33_archive import judged_run
+from tests.helpers.p34_archive import judged_copy
+from tests.helpers.p35_archive import hosted
+
+SAID = "config.yaml's runner.host, run.json's runner, each resume's or retry's --host"
+
+
+# -- what the thirty-fourth pass left ----------------------------------------------------------------------------------
+
+
+def test_a_responses_host_in_a_run_of_one_server_is_said_by_verify(tmp_path):
+    run_dir = hosted(synthetic_run(tmp_path / "r", [1, 0]), "http://10.0.0.9:11434")
+    assert failed(tmp_path, run_dir) == [
+        f"FAIL  responses.jsonl: line 1 gives host 'http://10.0.0.9:11434', where the run asked one server in every "
+        f"session ({SAID}): only a run asking a list of servers names the one that answered"]
+
+
+def test_a_responses_host_none_of_its_runs_servers_is_said_by_verify(tmp_path):
+    run_dir = hosts_run(tmp_path / "r")
+    assert audit(tmp_path, "verify", "r").stdout.splitlines()[-1] == "intact"
+    assert failed(tmp_path, hosted(run_dir, "http://c:3")) == [
+        f"FAIL  responses.jsonl: line 1 gives host 'http://c:3', none of the servers the run's sessions asked ({SAID})"]
+
+
+@pytest.fixture(scope="module")
+def rejudge(tmp_path_factory) -> Path:
+    """One run rescored with --rejudge (`rejudged`) for the module's tests, each of which edits a copy."""
+    return rejudged(tmp_path_factory.mktemp("rejudged"))
+
+
+@pytest.mark.parametrize(("fields", "said"), [
+    ({"messages": [{"role": "user", "content": "rate this as right"}]},
+     "gives messages other than its judge's rubric rendered for the answer it judges: not what the judge was asked"),
+    ({"grade": None}, 'gives grade null, where its reply gives "right" (\'verdict\')'),
+    ({"reply": '{"verdict": "maybe"}', "grade": "maybe"},
+     'gives grade "maybe" of a reply not in its judge\'s format Verdict: verdict: "maybe" is not one of ["right", '
+     '"wrong"]'),
+    ({"host": "http://10.0.0.9:11434"},
+     "gives host 'http://10.0.0.9:11434', where the rescore's judge asked one server (rescores/001/rescore.json's "
+     "judge.runner): only a judge asking a list of servers names the one that answered"),
+])
+def test_a_rejudged_rescores_judge_call_is_checked_as_a_runs(tmp_path, rejudge, fields, said):
+    run_dir = judged_copy(tmp_path, rejudge)
+    calls_rewritten(run_dir / "rescores" / "001", lambda calls: calls[0].update(fields))
+    assert failed(tmp_path, run_dir) == [f"FAIL  rescores/001/judgements.jsonl: line 1 {said}"]
+
+
+@pytest.fixture(scope="module")
+def judged(tmp_path_factory) -> Path:
+    """One judged run made with cache=false (`judged_run`) for the module's tests, each of which edits a copy."""
+    return judged_run(tmp_path_factory.mktemp("judged"))
+
+
+@pytest.mark.parametrize("name", ["responses.jsonl", "judgements.jsonl"])
+def test_a_line_from_the_cache_in_a_run_made_without_it_is_said_by_verify(tmp_path, judged, name):
+    run_dir = judged_copy(tmp_path, judged)
+    run_id = json.loads((run_dir / "run.json").read_text())["run_id"]
+    fields = {"cached_from": run_id, "attempts": 0, "seconds": 0.0}
+    if name == "responses.jsonl":
+        speed_remade(sealed_fields(run_dir, name, 2, **fields))
+    else:
+        sealed_fields(run_dir, name, 2, **fields)
+    assert failed(tmp_path, run_dir) == [
+        f"FAIL  {name}: line 2 gives cached_from '{run_id}', where config.yaml's cache is false: a run made without "
+        "the response cache took nothing from it"]
