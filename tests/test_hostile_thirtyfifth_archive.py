@@ -14,6 +14,12 @@ cases it found bad, each with the rule it now obeys.
    said intact; a run made without the response cache took nothing from it, which every benchrun since the cache
    came has kept (`audit.uncached.Uncached`); a cache left unset is not checked (benchruns told it on or off by
    other rules)
+
+A fresh pass:
+
+4. a retry's run.json (sealed over) whose parent is the run itself (its own id: a chain of retries made a cycle), or a
+   merged run's naming itself as a shard: verify said intact, show `retry of` the run itself; a retry and a merge are
+   each a new run with an id of its own (`archive.lineagefields.self_derived`)
 """
 from __future__ import annotations
 
@@ -91,3 +97,21 @@ def test_a_line_from_the_cache_in_a_run_made_without_it_is_said_by_verify(tmp_pa
     assert failed(tmp_path, run_dir) == [
         f"FAIL  {name}: line 2 gives cached_from '{run_id}', where config.yaml's cache is false: a run made without "
         "the response cache took nothing from it"]
+
+
+# -- a fresh pass ------------------------------------------------------------------------------------------------------
+
+OWN = "5" * 12
+"""The run id of a `synthetic_run`."""
+
+
+@pytest.mark.parametrize(("made_from", "said"), [
+    ({"parent": {"run_id": OWN, "path": "/x/r", "carried": 0, "asked": 2}},
+     f"parent.run_id is '{OWN}', the run's own id: a retry is a new run, with an id of its own"),
+    ({"merged": {"shards": [{"run_id": id_, "path": f"/x/s{i}", "shard": f"{i}/2", "status": "completed",
+                             "responses": 1} for i, id_ in ((1, "1" * 12), (2, OWN))], "merged_at": "2026-01-01"}},
+     f"merged.shards.1.run_id is '{OWN}', the run's own id: a merged run is a new run, with an id of its own"),
+])
+def test_a_run_made_from_itself_is_said_by_verify(tmp_path, made_from, said):
+    run_dir = synthetic_run(tmp_path / "r", [1, 0], **made_from)
+    assert failed(tmp_path, run_dir) == [f"FAIL  run.json: {said}"]

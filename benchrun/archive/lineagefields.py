@@ -153,6 +153,18 @@ def parent_unmade(info: RunInfo, answers: int) -> str | None:
             f"what it does not carry of its {answers} answers")
 
 
+def self_derived(info: RunInfo) -> str | None:
+    """Why run.json names the run itself as a run it was made from (its parent, a shard): a retry and a merge are each
+    a new run, with an id of their own; None when it does not."""
+    if info.parent is not None and info.parent.run_id == info.run_id:
+        return f"parent.run_id is {info.run_id!r}, the run's own id: a retry is a new run, with an id of its own"
+    for number, shard in enumerate(info.merged.shards if info.merged is not None else ()):
+        if shard.run_id == info.run_id:
+            return (f"merged.shards.{number}.run_id is {info.run_id!r}, the run's own id: a merged run is a new run, "
+                    "with an id of its own")
+    return None
+
+
 CLOCKS_APART_S = 1.0
 """How far a time a monotonic clock measured in a run may pass the run's span (the system clock's, which NTP may
 step)."""

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from benchrun.archive.books import Books
-from benchrun.archive.lineagefields import parent_unmade
+from benchrun.archive.lineagefields import parent_unmade, self_derived
 from benchrun.archive.reader import Run
 from benchrun.archive.repair import JudgeCalls
 from benchrun.archive.trust import seal_broken, unreadable
@@ -64,7 +64,10 @@ def books_for(run: Run) -> Books | None:
 
 def disagreement(run: Run, books: Books) -> tuple[str, str] | None:
     """The first of run.json's counts and summary.json's metric lines that the run's records, kept in `books`, do not
-    make, as (file, `what: why`); None when all are theirs."""
+    make, or run.json naming the run itself as its parent or a shard, as (file, `what: why`); None when all are
+    theirs."""
+    if (itself := self_derived(run.info)) is not None:
+        return RUN, itself
     planned = parent_unmade(run.info, books.samples)
     return ((RUN, f"{planned}: {READ}") if planned else None) or _unmade(books, run.info.counts, run, (RUN, SUMMARY),
                                                                            READ) or speed_unmade(run, books)
