@@ -4,11 +4,12 @@ cases it found bad, each with the rule it now obeys.
 1. a response's `host` (sealed over, summary.json's speed made again to match) in a run that asked one server in
    every session, or naming a server none of its sessions asked: verify said intact; a response the run asked names a
    server of a list config.yaml's runner, run.json's runner or a resume's or retry's --host gave
-   (`audit.askedservers.ResponseHosts`), as a judge call's does its judge's (`judge_listed`)
+   (`audit.askedservers.Servers`, `ResponseHosts`); a judge call's names one of its judge's servers (or the model's,
+   which a judge naming none asks), where it was only bound to name none where no session asked a list
 2. a rejudged rescore's own judge call (`rescores/NNN/judgements.jsonl`, its digest remade) whose chat was edited,
    whose grade was blanked or is of a reply its judge's format refuses, or that names a server where the rescore's
    judge asked one: verify said intact; a rescore's calls are checked by the rules a run's are, with the rescore's
-   judge (`audit.summarycheck.RescoreBooks`, `audit.judgegrades.judge_listed_by`); rescores rejudged by 784954b and
+   judge (`audit.summarycheck.RescoreBooks`, `audit.askedservers.rejudge_servers`); rescores rejudged by 784954b and
    63eb016 still verify
 3. a response or judge call giving `cached_from` (sealed over) in a run whose config.yaml says `cache: false`: verify
    said intact; a run made without the response cache took nothing from it, which every benchrun since the cache
@@ -34,12 +35,20 @@ from tests.helpers.p29_archive import calls_rewritten, failed, rejudged
 from tests.helpers.p32_archive import hosts_run, sealed_fields, speed_remade
 from tests.helpers.p33_archive import judged_run
 from tests.helpers.p34_archive import judged_copy
-from tests.helpers.p35_archive import hosted
+from tests.helpers.p35_archive import hosted, judge_listing
 
+JUDGES = ("http://10.0.0.9:11434", "http://10.0.0.8:11434")
+"""A judge's list of two servers."""
 SAID = "config.yaml's runner.host, run.json's runner, each resume's or retry's --host"
 
 
 # -- what the thirty-fourth pass left ----------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def judged(tmp_path_factory) -> Path:
+    """One judged run made with cache=false (`judged_run`) for the module's tests, each of which edits a copy."""
+    return judged_run(tmp_path_factory.mktemp("judged"))
 
 
 def test_a_responses_host_in_a_run_of_one_server_is_said_by_verify(tmp_path):
@@ -53,7 +62,17 @@ def test_a_responses_host_none_of_its_runs_servers_is_said_by_verify(tmp_path):
     run_dir = hosts_run(tmp_path / "r")
     assert audit(tmp_path, "verify", "r").stdout.splitlines()[-1] == "intact"
     assert failed(tmp_path, hosted(run_dir, "http://c:3")) == [
-        f"FAIL  responses.jsonl: line 1 gives host 'http://c:3', none of the servers the run's sessions asked ({SAID})"]
+        f"FAIL  responses.jsonl: line 1 gives host 'http://c:3', none of the servers the run asked ({SAID})"]
+
+
+def test_a_judge_calls_host_none_of_its_judges_servers_is_said_by_verify(tmp_path, judged):
+    run_dir = judged_copy(tmp_path, judged)
+    judge_listing(sealed_fields(run_dir, "judgements.jsonl", 4, host="http://10.0.0.7:11434"), *JUDGES)
+    assert failed(tmp_path, run_dir) == [
+        "FAIL  judgements.jsonl: line 4 gives host 'http://10.0.0.7:11434', none of the servers the run's judge asked "
+        "(config.yaml's judge.host, run.json's judge, each resume's or retry's --judge-host)"]
+    sealed_fields(run_dir, "judgements.jsonl", 4, host=JUDGES[1])
+    assert audit(tmp_path, "verify", str(run_dir)).stdout.splitlines()[-1] == "intact"
 
 
 @pytest.fixture(scope="module")
@@ -77,12 +96,6 @@ def test_a_rejudged_rescores_judge_call_is_checked_as_a_runs(tmp_path, rejudge, 
     run_dir = judged_copy(tmp_path, rejudge)
     calls_rewritten(run_dir / "rescores" / "001", lambda calls: calls[0].update(fields))
     assert failed(tmp_path, run_dir) == [f"FAIL  rescores/001/judgements.jsonl: line 1 {said}"]
-
-
-@pytest.fixture(scope="module")
-def judged(tmp_path_factory) -> Path:
-    """One judged run made with cache=false (`judged_run`) for the module's tests, each of which edits a copy."""
-    return judged_run(tmp_path_factory.mktemp("judged"))
 
 
 @pytest.mark.parametrize("name", ["responses.jsonl", "judgements.jsonl"])

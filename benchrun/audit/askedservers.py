@@ -4,18 +4,62 @@ one of a list of them, as only a session asking a list writes one."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from benchrun.archive.reader import Run
 from benchrun.core.errors import ArchiveError
 from benchrun.core.layout import CONFIG, RESPONSES, RUN
-from benchrun.core.records import ResponseRecord
+from benchrun.core.records import JudgementRecord, ResponseRecord
 from benchrun.core.serverurls import http_url
 
 SERVER_KEYS = ("host", "base_url")
 """The keys a runner section names its server by (an Ollama's, an OpenAI-compatible server's)."""
-SAID = f"{CONFIG}'s runner.host, {RUN}'s runner, each resume's or retry's --host"
-"""Where a run's servers are said."""
+
+
+@dataclass(frozen=True)
+class Servers:
+    """The servers a record asked by some session may name as the one that answered it (`host`): each of the lists
+    its sessions asked (none: one server in every session; None: it cannot be told)."""
+
+    urls: tuple[str, ...] | None
+    who: str
+    """Who asked them: `the run`, `the run's judge`."""
+    said: str
+    """Where they are said: `config.yaml's runner.host, ...`."""
+    asker: str
+    """Whom a list of servers is given to: `a run`, `a judge`."""
+    sessions: str = " in every session"
+
+    def unasked(self, record: ResponseRecord | JudgementRecord) -> str | None:
+        """Why `record`, asked by one of its file's sessions (not carried over, from the cache or a shard's), names a
+        server none of them asked; None when it does not (or it cannot be told)."""
+        if (self.urls is None or record.host is None or record.host in self.urls
+                or any(given is not None for given in (record.carried_from, record.cached_from, record.shard))):
+            return None
+        if self.urls:
+            return f"gives host {record.host!r}, none of the servers {self.who} asked ({self.said})"
+        return (f"gives host {record.host!r}, where {self.who} asked one server{self.sessions} ({self.said}): only "
+                f"{self.asker} asking a list of servers names the one that answered")
+
+
+def model_servers(run: Run) -> Servers:
+    """The servers the run's sessions asked its model."""
+    return Servers(listed(asked(run, "runner", "host")), "the run",
+                   f"{CONFIG}'s runner.host, {RUN}'s runner, each resume's or retry's --host", "a run")
+
+
+def judge_servers(run: Run) -> Servers:
+    """The servers the run's sessions asked its judge: its own, or the model's (a judge naming none asks those)."""
+    return Servers(_joined(listed(asked(run, "judge", "judge_host")), model_servers(run).urls), "the run's judge",
+                   f"{CONFIG}'s judge.host, {RUN}'s judge, each resume's or retry's --judge-host", "a judge")
+
+
+def rejudge_servers(run: Run, judge: dict[str, Any], rescore: str) -> Servers:
+    """The servers a rescore's `judge` (its rescore.json's, the rescore in folder `rescore`) asked, or the run's
+    model's (a judge naming none asks those)."""
+    return Servers(_joined(listed(_servers(judge.get("runner"))), model_servers(run).urls), "the rescore's judge",
+                   f"{rescore}'s judge.runner", "a judge", "")
 
 
 def asked(run: Run, section: str, flag: str) -> list[Any] | None:
@@ -34,30 +78,28 @@ def _servers(section: Any) -> list[Any]:
     return [section.get(key) for key in SERVER_KEYS] if isinstance(section, dict) else []
 
 
-def listed(servers: list[Any] | None) -> list[str] | None:
+def listed(servers: list[Any] | None) -> tuple[str, ...] | None:
     """Each server of the lists in `servers` (as given, and as benchrun asks it: `http_url`); None when they cannot be
     told (None)."""
     if servers is None:
         return None
     urls = [url for given in servers if isinstance(given, list) for url in given if isinstance(url, str)]
-    return [*urls, *map(http_url, urls)]
+    return (*urls, *map(http_url, urls))
+
+
+def _joined(first: tuple[str, ...] | None, second: tuple[str, ...] | None) -> tuple[str, ...] | None:
+    return None if first is None or second is None else (*first, *second)
 
 
 class ResponseHosts:
-    """Verify's check of a run's responses' `host`: a response the run asked names a server of a list its sessions
-    asked, or none."""
+    """Verify's check of a run's responses' `host`, line by line (`Servers.unasked`)."""
 
     def __init__(self, run: Run):
-        self.servers = listed(asked(run, "runner", "host"))
+        self.servers = model_servers(run)
         self.line = 0
 
     def misread(self, response: ResponseRecord) -> tuple[str, str] | None:
         """Why the run's next response line names a server no session of the run asked it of, as (file, why)."""
         self.line += 1
-        if (self.servers is None or response.host is None or response.host in self.servers
-                or any(given is not None for given in (response.carried_from, response.cached_from, response.shard))):
-            return None
-        return RESPONSES, f"line {self.line} gives host {response.host!r}, " + (
-            f"none of the servers the run's sessions asked ({SAID})" if self.servers else
-            f"where the run asked one server in every session ({SAID}): only a run asking a list of servers names the "
-            "one that answered")
+        why = self.servers.unasked(response)
+        return None if why is None else (RESPONSES, f"line {self.line} {why}")

@@ -7,24 +7,19 @@ from __future__ import annotations
 import hashlib
 import json
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Iterable
 
-from benchrun.audit.askedservers import SERVER_KEYS, asked
-from benchrun.core.layout import CONFIG, RUN
 from benchrun.core.manifest import Manifest, Sample
 from benchrun.core.records import ErrorInfo, JudgementRecord, ResponseRecord, ScoreRecord, answer_name
 from benchrun.core.text import NotJSON, json_value
 
 if TYPE_CHECKING:
-    from benchrun.archive.reader import Run
+    from benchrun.audit.askedservers import Servers
     from benchrun.core.manifest import JudgeSpec
     from benchrun.execute.formatcheck import FormatCheck
 
 NONE = object()
 """A reply's grade field where the reply gives none."""
-ONE_SERVER = (f"the run's judge asked one server in every session ({CONFIG}'s judge.host, {RUN}'s judge, each resume's "
-              "or retry's --judge-host)")
-"""Where a run's judge is said to have asked one server."""
 Grade = tuple[int, float | int | None, ErrorInfo | None]
 """What a score line's judge call gives of itself: its judge repeat, its grade's number and its error."""
 
@@ -34,17 +29,15 @@ class JudgeGrades:
     call only its number and error are kept, and of each answer the digest of each judge's chat (no text: memory of a
     few numbers an answer)."""
 
-    def __init__(self, manifest: Manifest, listed: bool = True, one_server: str = ONE_SERVER):
+    def __init__(self, manifest: Manifest, servers: Servers | None = None):
         self.specs = {spec.name: spec for spec in manifest.judges}
         self.repeats = manifest.judge_calls
         self.grades: dict[tuple[str, str, int], list[Grade]] = {}
         self._line = 0
         self._formats: dict[str, FormatCheck] = {}
         self.manifest = manifest
-        self.listed = listed
-        """Whether the run's judge asked a list of servers in some session (`judge_listed`): its calls may name one."""
-        self.one_server = one_server
-        """Where it is said that the judge asked one server, not a list."""
+        self.servers = servers
+        """The servers the judge asked (`askedservers.judge_servers`): the one a call names is one of them."""
         self._chats: dict[tuple[str, int, str], bytes] = {}
         """(sample id, repeat, judge) -> the digest of the chat its judge is asked (`response`)."""
 
@@ -85,11 +78,8 @@ class JudgeGrades:
                 "was asked")
 
     def _unlisted(self, call: JudgementRecord) -> str | None:
-        """Why the call, asked in this run, names a server where the judge asked one in every session."""
-        if self.listed or call.host is None or call.carried_from is not None or call.shard is not None:
-            return None
-        return (f"gives host {call.host!r}, where {self.one_server}: only a judge asking a list of servers names the "
-                "one that answered")
+        """Why the call, asked in this run, names a server its judge did not ask."""
+        return None if self.servers is None else self.servers.unasked(call)
 
     def _ungraded(self, call: JudgementRecord) -> str | None:
         """Why the call's grade (or its number, with none) is not its reply's grade field as a writer copies it, once
@@ -138,21 +128,6 @@ class JudgeGrades:
             return None
         return (f"line {number} gives judge {score.scorer!r}'s score of {answer!r} as {_said(score)}, its "
                 f"{len(grades)} call{'s' * (len(grades) != 1)} make{'s' * (len(grades) == 1)} {_said(made)}")
-
-
-def judge_listed(run: Run) -> bool:
-    """Whether some session of the run asked its judge a list of servers: config.yaml's judge.host (the first),
-    run.json's judge runner (the last), or a resume's or retry's --judge-host (history); True when config.yaml cannot
-    say."""
-    servers = asked(run, "judge", "judge_host")
-    return servers is None or any(isinstance(given, list) for given in servers)
-
-
-def judge_listed_by(judge: dict[str, Any]) -> bool:
-    """Whether a judge as a rescore.json (or run.json) gives it, its identity and its runner as used, asked a list of
-    servers."""
-    runner = judge.get("runner")
-    return isinstance(runner, dict) and any(isinstance(runner.get(key), list) for key in SERVER_KEYS)
 
 
 def _digest(chat: list[dict[str, str]]) -> bytes:

@@ -13,8 +13,8 @@ from benchrun.archive.reader import Run
 from benchrun.archive.repair import JudgeCalls
 from benchrun.archive.trust import seal_broken, unreadable
 from benchrun.audit.answernames import AnswerNames
-from benchrun.audit.askedservers import ResponseHosts
-from benchrun.audit.judgegrades import JudgeGrades, judge_listed, judge_listed_by
+from benchrun.audit.askedservers import ResponseHosts, judge_servers, rejudge_servers
+from benchrun.audit.judgegrades import JudgeGrades
 from benchrun.audit.rescored import RescoreInfo
 from benchrun.audit.speedcheck import READ, close, speed_unmade
 from benchrun.audit.uncached import Uncached
@@ -81,8 +81,8 @@ class RescoreBooks:
         self.name, self.info, self.manifest = f"{RESCORES}/{folder.name}", info, info.graded(manifest)
         self.graded = Run(folder, run.info.model_copy(update={"files": info.files, "judge": info.judge or run.info.judge}))
         self.books, self.answered = Books(self.manifest, shard=run.info.shard), set[tuple[str, int]]()
-        self.grades = JudgeGrades(self.manifest, info.judge is None or judge_listed_by(info.judge),
-                                  f"the rescore's judge asked one server ({self.name}/{RESCORE_FILE}'s judge.runner)")
+        self.grades = JudgeGrades(self.manifest, None if info.judge is None else
+                                  rejudge_servers(run, info.judge, f"{self.name}/{RESCORE_FILE}"))
         """Its own judge calls' grades, rejudged (a rescore from the archive reads the run's again, as graded now), and
         the chats its judge was asked."""
         self.names = AnswerNames()
@@ -195,7 +195,7 @@ def _grades_of(run: Run) -> JudgeGrades | None:
     """Where the run's judge calls' grades are kept to check its judges' score lines (None: no judges, or a manifest
     no reader reads, which `trust.unreadable` says)."""
     try:
-        return JudgeGrades(run.manifest, judge_listed(run)) if run.manifest.judges else None
+        return JudgeGrades(run.manifest, judge_servers(run)) if run.manifest.judges else None
     except ArchiveError:
         return None
 
