@@ -21,10 +21,15 @@ A fresh pass:
 4. a retry's run.json (sealed over) whose parent is the run itself (its own id: a chain of retries made a cycle), or a
    merged run's naming itself as a shard: verify said intact, show `retry of` the run itself; a retry and a merge are
    each a new run with an id of its own (`archive.lineagefields.self_derived`)
+5. a run's benchmark folder whose name a copy from macOS re-normalised (NFD, `bénch` as e and a combining accent,
+   where config.yaml's task.path gives é): `rescore` said `'bénch' is not a directory (looked in .../bénch)`, naming
+   a folder that lists alike; a path not found whose name is there in another Unicode form says so
+   (`core.unicodeforms.other_form`, in `core.resources.bench_dir`: `benchrun task.path=...` too)
 """
 from __future__ import annotations
 
 import json
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -128,3 +133,15 @@ OWN = "5" * 12
 def test_a_run_made_from_itself_is_said_by_verify(tmp_path, made_from, said):
     run_dir = synthetic_run(tmp_path / "r", [1, 0], **made_from)
     assert failed(tmp_path, run_dir) == [f"FAIL  run.json: {said}"]
+
+
+def test_a_benchmark_folder_renamed_to_another_unicode_form_is_said(tmp_path):
+    given, copied = unicodedata.normalize("NFC", "bénch"), unicodedata.normalize("NFD", "bénch")
+    synthetic_run(tmp_path / "r", [1, 0], config=f"task: {{path: {given}}}\n")
+    (tmp_path / copied).mkdir()
+    done = audit(tmp_path, "rescore", "r")
+    assert (done.returncode, done.stdout, done.stderr) == (2, "", (
+        f"benchrun: error: in 'r': cannot find the run's benchmark (task.path: '{given}' is not a directory (looked in "
+        f"{tmp_path / given}); {tmp_path / copied} is there, its name in another Unicode form (NFD, as a copy from "
+        "macOS names files), which prints alike but is another name here: rename it in the form given (NFC)); give "
+        "them with --scorers FILE.py --only\n"))
