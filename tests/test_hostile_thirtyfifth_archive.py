@@ -20,7 +20,9 @@ A fresh pass:
 
 4. a retry's run.json (sealed over) whose parent is the run itself (its own id: a chain of retries made a cycle), or a
    merged run's naming itself as a shard: verify said intact, show `retry of` the run itself; a retry and a merge are
-   each a new run with an id of its own (`archive.lineagefields.self_derived`)
+   each a new run with an id of its own (`archive.lineagefields.self_derived`); a run whose run.json (sealed over)
+   names as its parent its own retry (the run in parent.path, which names it as parent and started after it): a
+   retry is made of a run that ended before it (`audit.summarycheck._from_child`; the retry itself stays intact)
 5. a run's benchmark folder whose name a copy from macOS re-normalised (NFD, `bénch` as e and a combining accent,
    where config.yaml's task.path gives é): `rescore` said `'bénch' is not a directory (looked in .../bénch)`, naming
    a folder that lists alike; a path not found whose name is there in another Unicode form says so
@@ -36,6 +38,7 @@ import pytest
 
 from tests.helpers.archives import synthetic_run
 from tests.helpers.auditcli import audit
+from tests.helpers.p25_archive import sealed_over
 from tests.helpers.p29_archive import calls_rewritten, failed, rejudged
 from tests.helpers.p32_archive import hosts_run, sealed_fields, speed_remade
 from tests.helpers.p33_archive import judged_run
@@ -133,6 +136,23 @@ OWN = "5" * 12
 def test_a_run_made_from_itself_is_said_by_verify(tmp_path, made_from, said):
     run_dir = synthetic_run(tmp_path / "r", [1, 0], **made_from)
     assert failed(tmp_path, run_dir) == [f"FAIL  run.json: {said}"]
+
+
+def test_a_run_naming_its_own_retry_as_its_parent_is_said_by_verify_and_the_retry_is_intact(tmp_path):
+    first = synthetic_run(tmp_path / "a", [1, 0], run_id="a" * 12)
+    synthetic_run(tmp_path / "b", [1, 0], run_id="b" * 12,
+                  parent={"run_id": "a" * 12, "path": str(first), "carried": 0, "asked": 2})
+
+    def child_named(text: str) -> str:
+        info = json.loads(text)
+        info["parent"] = {"run_id": "b" * 12, "path": str(tmp_path / "b"), "carried": 0, "asked": 2}
+        return json.dumps(info, indent=2)
+
+    sealed_over(first, child_named)
+    assert failed(tmp_path, first) == [
+        f"FAIL  run.json: parent.run_id is '{'b' * 12}', the run in {tmp_path / 'b'}, whose own parent is this run: a "
+        "retry is made of a run that ended before it, never of its child"]
+    assert audit(tmp_path, "verify", "b").stdout.splitlines()[-1] == "intact"
 
 
 def test_a_benchmark_folder_renamed_to_another_unicode_form_is_said(tmp_path):

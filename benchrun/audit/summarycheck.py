@@ -4,12 +4,13 @@ rescore.json's counts, its summary.json), are what their records make: a sealed 
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterable
 
 from benchrun.archive.books import Books
 from benchrun.archive.lineagefields import parent_unmade, self_derived
-from benchrun.archive.reader import Run
+from benchrun.archive.reader import Run, load_run
 from benchrun.archive.repair import JudgeCalls
 from benchrun.archive.trust import seal_broken, unreadable
 from benchrun.audit.answernames import AnswerNames
@@ -18,7 +19,7 @@ from benchrun.audit.judgegrades import JudgeGrades
 from benchrun.audit.rescored import RescoreInfo
 from benchrun.audit.speedcheck import READ, close, speed_unmade
 from benchrun.audit.uncached import Uncached
-from benchrun.core.errors import ArchiveError
+from benchrun.core.errors import ArchiveError, BenchrunError
 from benchrun.core.judgeagreement import JudgeAgreement
 from benchrun.core.layout import JUDGEMENTS, RESCORE_FILE, RESCORES, RESPONSES, RUN, SCORES, SUMMARY
 from benchrun.core.manifest import Manifest
@@ -66,11 +67,29 @@ def disagreement(run: Run, books: Books) -> tuple[str, str] | None:
     """The first of run.json's counts and summary.json's metric lines that the run's records, kept in `books`, do not
     make, or run.json naming the run itself as its parent or a shard, as (file, `what: why`); None when all are
     theirs."""
-    if (itself := self_derived(run.info)) is not None:
+    if (itself := self_derived(run.info) or _from_child(run)) is not None:
         return RUN, itself
     planned = parent_unmade(run.info, books.samples)
     return ((RUN, f"{planned}: {READ}") if planned else None) or _unmade(books, run.info.counts, run, (RUN, SUMMARY),
                                                                            READ) or speed_unmade(run, books)
+
+
+def _from_child(run: Run) -> str | None:
+    """Why a retry's parent, as run.json names it and its folder still holds it, is the run's own child: its parent is
+    this run, and it started later (of two runs naming each other, the later is the retry, which the earlier's
+    run.json was edited to name); None when it is not (or it is not there to tell)."""
+    if (parent := run.info.parent) is None:
+        return None
+    try:
+        made_of = load_run(parent.path)
+        later = datetime.fromisoformat(made_of.info.started_at) > datetime.fromisoformat(run.info.started_at)
+    except (BenchrunError, OSError, ValueError):
+        return None
+    if (not later or made_of.id != parent.run_id or made_of.info.parent is None
+            or made_of.info.parent.run_id != run.id):
+        return None
+    return (f"parent.run_id is {parent.run_id!r}, the run in {parent.path}, whose own parent is this run: a retry is "
+            "made of a run that ended before it, never of its child")
 
 
 class RescoreBooks:
