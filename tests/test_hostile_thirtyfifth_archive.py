@@ -27,15 +27,20 @@ A fresh pass:
    where config.yaml's task.path gives é): `rescore` said `'bénch' is not a directory (looked in .../bénch)`, naming
    a folder that lists alike; a path not found whose name is there in another Unicode form says so
    (`core.unicodeforms.other_form`, in `core.resources.bench_dir`: `benchrun task.path=...` too)
+6. a Run kept open (a notebook's) over a record file edited in place, as long as it was, its modification time set back
+   (`touch -r`, os.utime): its `unverified` kept saying nothing changed, as a fresh read said the line was not the one
+   written; a file's state is its change time too, which no user sets back (`archive.trust._stat`)
 """
 from __future__ import annotations
 
 import json
+import os
 import unicodedata
 from pathlib import Path
 
 import pytest
 
+from benchrun.archive.reader import load_run
 from tests.helpers.archives import synthetic_run
 from tests.helpers.auditcli import audit
 from tests.helpers.p25_archive import sealed_over
@@ -165,3 +170,16 @@ def test_a_benchmark_folder_renamed_to_another_unicode_form_is_said(tmp_path):
         f"{tmp_path / given}); {tmp_path / copied} is there, its name in another Unicode form (NFD, as a copy from "
         "macOS names files), which prints alike but is another name here: rename it in the form given (NFC)); give "
         "them with --scorers FILE.py --only\n"))
+
+
+def test_a_run_kept_open_sees_a_record_edited_in_place_with_its_time_set_back(tmp_path):
+    run = load_run(synthetic_run(tmp_path / "r", [1, 0]))
+    assert run.unverified == []
+    path = run.path / "scores.jsonl"
+    before, data = path.stat(), path.read_bytes()
+    with open(path, "r+b") as handle:  # as long as it was, in the same file
+        handle.write(data.replace(b'"closeness":0', b'"closeness":1', 1))
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert (path.stat().st_ino, path.stat().st_size, path.stat().st_mtime_ns) == (
+        before.st_ino, before.st_size, before.st_mtime_ns)
+    assert run.unverified == ["scores.jsonl: line 4 is not the line written"]
