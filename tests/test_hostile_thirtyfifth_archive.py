@@ -30,6 +30,10 @@ A fresh pass:
 6. a Run kept open (a notebook's) over a record file edited in place, as long as it was, its modification time set back
    (`touch -r`, os.utime): its `unverified` kept saying nothing changed, as a fresh read said the line was not the one
    written; a file's state is its change time too, which no user sets back (`archive.trust._stat`)
+7. a run.json (sealed over, or written by hand) whose started_at or ended_at gives no UTC offset
+   (`2026-12-07T03:30:00`): verify failed with a traceback (`can't subtract offset-naive and offset-aware
+   datetimes`); a run's time without an offset is in UTC, as `list` read it already, wherever times are compared
+   (`core.recordvalues.moment_at`, once `audit.listing.parse_time`)
 """
 from __future__ import annotations
 
@@ -183,3 +187,19 @@ def test_a_run_kept_open_sees_a_record_edited_in_place_with_its_time_set_back(tm
     assert (path.stat().st_ino, path.stat().st_size, path.stat().st_mtime_ns) == (
         before.st_ino, before.st_size, before.st_mtime_ns)
     assert run.unverified == ["scores.jsonl: line 4 is not the line written"]
+
+
+@pytest.mark.parametrize("key", ["started_at", "ended_at"])
+def test_a_run_time_without_an_offset_is_read_as_utc_by_verify(tmp_path, key):
+    def naive(text: str) -> str:
+        info = json.loads(text)
+        info[key] = info[key][:19]  # 2026-12-07T03:30:00: no offset
+        return json.dumps(info, indent=2)
+
+    run_dir = sealed_over(synthetic_run(tmp_path / "r", [1, 0]), naive)
+    done = audit(tmp_path, "verify", str(run_dir))
+    assert (done.returncode, done.stderr, done.stdout.splitlines()[-1]) == (0, "", "intact")
+    retry = synthetic_run(tmp_path / "b", [1, 0], run_id="b" * 12,
+                          parent={"run_id": "5" * 12, "path": str(run_dir), "carried": 0, "asked": 2})
+    done = audit(tmp_path, "verify", str(retry))
+    assert (done.returncode, done.stderr, done.stdout.splitlines()[-1]) == (0, "", "intact")

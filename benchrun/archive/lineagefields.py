@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any
 
 from benchrun.core.layout import JUDGEMENTS, RESPONSES
 from benchrun.core.manifest import Manifest
 from benchrun.core.records import RunInfo
+from benchrun.core.recordvalues import moment_at
 from benchrun.core.shards import Shard
 
 
@@ -174,7 +174,7 @@ def run_span(info: RunInfo) -> float | None:
     """Seconds from the run's start to its end, as run.json says them; None when they cannot be set apart, or the end
     is before the start (the system clock was stepped back while the run ran: its span bounds no time)."""
     try:
-        ended, started = datetime.fromisoformat(info.ended_at or ""), datetime.fromisoformat(info.started_at)
+        ended, started = moment_at(info.ended_at or ""), moment_at(info.started_at)
     except (TypeError, ValueError):
         return None
     return span if (span := (ended - started).total_seconds()) >= 0 else None

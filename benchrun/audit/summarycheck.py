@@ -4,7 +4,6 @@ rescore.json's counts, its summary.json), are what their records make: a sealed 
 from __future__ import annotations
 
 import json
-from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -32,6 +31,7 @@ from benchrun.core.records import (
     Summary,
     answer_name,
 )
+from benchrun.core.recordvalues import moment_at
 
 FIELDS = ("n", "errors", "mean", "stderr")
 """What a metric line says that its records make (as any benchrun wrote it: `binary` and `samples` came later)."""
@@ -82,7 +82,7 @@ def _from_child(run: Run) -> str | None:
         return None
     try:
         made_of = load_run(parent.path)
-        later = datetime.fromisoformat(made_of.info.started_at) > datetime.fromisoformat(run.info.started_at)
+        later = moment_at(made_of.info.started_at) > moment_at(run.info.started_at)
     except (BenchrunError, OSError, ValueError):
         return None
     if (not later or made_of.id != parent.run_id or made_of.info.parent is None
