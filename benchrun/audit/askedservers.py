@@ -22,7 +22,7 @@ class Servers:
     """The servers a record asked by some session may name as the one that answered it (`host`): each of the lists
     its sessions asked (none: one server in every session; None: it cannot be told)."""
 
-    urls: tuple[str, ...] | None
+    urls: frozenset[str] | None
     who: str
     """Who asked them: `the run`, `the run's judge`."""
     said: str
@@ -78,17 +78,17 @@ def _servers(section: Any) -> list[Any]:
     return [section.get(key) for key in SERVER_KEYS] if isinstance(section, dict) else []
 
 
-def listed(servers: list[Any] | None) -> tuple[str, ...] | None:
+def listed(servers: list[Any] | None) -> frozenset[str] | None:
     """Each server of the lists in `servers` (as given, and as benchrun asks it: `http_url`); None when they cannot be
-    told (None)."""
+    told (None). A set: each record is looked up in it, however many servers a run.json lists."""
     if servers is None:
         return None
     urls = [url for given in servers if isinstance(given, list) for url in given if isinstance(url, str)]
-    return (*urls, *map(http_url, urls))
+    return frozenset((*urls, *map(http_url, urls)))
 
 
-def _joined(first: tuple[str, ...] | None, second: tuple[str, ...] | None) -> tuple[str, ...] | None:
-    return None if first is None or second is None else (*first, *second)
+def _joined(first: frozenset[str] | None, second: frozenset[str] | None) -> frozenset[str] | None:
+    return None if first is None or second is None else first | second
 
 
 class ResponseHosts:
