@@ -13,11 +13,12 @@ import scipy.stats
 
 from benchrun.archive.reader import load_run
 from benchrun.archive.rows import joined
-from benchrun.audit.listing import list_runs, parse_time
+from benchrun.audit.listing import list_runs
 from benchrun.audit.show import is_failed, metric_rows, samples
 from benchrun.audit.stats import interval, t_interval, wilson
 from benchrun.core.errors import EXIT, ArchiveError
 from benchrun.core.records import ErrorInfo, ResponseRecord, ScoreRecord
+from benchrun.core.recordvalues import moment_at
 from benchrun.testing.ollama_server import fake_digest
 from tests.helpers.answers import BROKEN, LISTBENCH_SUMMARY, broken_answer
 from tests.helpers.archives import synthetic_run
@@ -125,14 +126,14 @@ def test_list_since(archive):
     since = started[archive.llama]
     assert [e.run.path for e in list_runs(archive.outputs, since=since)] == [archive.broken, archive.gemma,
                                                                              archive.llama]
-    day = parse_time(since.date().isoformat())
+    day = moment_at(since.date().isoformat())
     assert len(list_runs(archive.outputs, since=day)) == 4
     assert list_runs(archive.outputs, since=day + timedelta(days=1)) == []
 
 
 def test_parse_time_defaults_to_utc():
-    assert parse_time("2026-03-01") == datetime(2026, 3, 1, tzinfo=timezone.utc)
-    assert parse_time("2026-03-01T10:00:00+02:00") == datetime(2026, 3, 1, 8, tzinfo=timezone.utc)
+    assert moment_at("2026-03-01") == datetime(2026, 3, 1, tzinfo=timezone.utc)
+    assert moment_at("2026-03-01T10:00:00+02:00") == datetime(2026, 3, 1, 8, tzinfo=timezone.utc)
 
 
 @pytest.mark.slow

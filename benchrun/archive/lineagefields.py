@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any
 
 from benchrun.core.layout import JUDGEMENTS, RESPONSES
 from benchrun.core.manifest import Manifest
 from benchrun.core.records import RunInfo
+from benchrun.core.recordvalues import moment_at
 from benchrun.core.shards import Shard
 
 
@@ -153,6 +153,18 @@ def parent_unmade(info: RunInfo, answers: int) -> str | None:
             f"what it does not carry of its {answers} answers")
 
 
+def self_derived(info: RunInfo) -> str | None:
+    """Why run.json names the run itself as a run it was made from (its parent, a shard): a retry and a merge are each
+    a new run, with an id of their own; None when it does not."""
+    if info.parent is not None and info.parent.run_id == info.run_id:
+        return f"parent.run_id is {info.run_id!r}, the run's own id: a retry is a new run, with an id of its own"
+    for number, shard in enumerate(info.merged.shards if info.merged is not None else ()):
+        if shard.run_id == info.run_id:
+            return (f"merged.shards.{number}.run_id is {info.run_id!r}, the run's own id: a merged run is a new run, "
+                    "with an id of its own")
+    return None
+
+
 CLOCKS_APART_S = 1.0
 """How far a time a monotonic clock measured in a run may pass the run's span (the system clock's, which NTP may
 step)."""
@@ -162,7 +174,7 @@ def run_span(info: RunInfo) -> float | None:
     """Seconds from the run's start to its end, as run.json says them; None when they cannot be set apart, or the end
     is before the start (the system clock was stepped back while the run ran: its span bounds no time)."""
     try:
-        ended, started = datetime.fromisoformat(info.ended_at or ""), datetime.fromisoformat(info.started_at)
+        ended, started = moment_at(info.ended_at or ""), moment_at(info.started_at)
     except (TypeError, ValueError):
         return None
     return span if (span := (ended - started).total_seconds()) >= 0 else None

@@ -107,12 +107,12 @@ def _crlf(path: Path) -> bool:
 class Trust:
     """What a check of a run found (what does not match its digests), and of which state of its files."""
 
-    state: tuple[tuple[int, int, int] | None, ...]
+    state: tuple[tuple[int, int, int, int] | None, ...]
     problems: tuple[str, ...]
 
 
 def checked(run: Run, last: Trust | None) -> Trust:
-    """`last` while none of the run's files changed since it was made (an os.stat of each: inode, size, time), else
+    """`last` while none of the run's files changed since it was made (an os.stat of each: `_stat`), else
     the run checked again: a Run kept open (in a notebook, over a run being written) never reads a line edited or
     appended since it was checked as one that was."""
     state = tuple(_stat(run.path / name) for name in RUN_FILES)
@@ -121,12 +121,14 @@ def checked(run: Run, last: Trust | None) -> Trust:
     return Trust(state, tuple(unverified(run)))
 
 
-def _stat(path: Path) -> tuple[int, int, int] | None:
+def _stat(path: Path) -> tuple[int, int, int, int] | None:
+    """What tells `path` changed: its inode, size, modification time and change time (which a write sets, and which,
+    unlike the modification time, `touch -r` or os.utime cannot set back)."""
     try:
         found = path.stat()
     except OSError:
         return None
-    return found.st_ino, found.st_size, found.st_mtime_ns
+    return found.st_ino, found.st_size, found.st_mtime_ns, found.st_ctime_ns
 
 
 class Keeper(Protocol):

@@ -9,14 +9,12 @@ import json
 from functools import cached_property
 from typing import TYPE_CHECKING, Iterable
 
-from benchrun.core.errors import ArchiveError
-from benchrun.core.layout import CONFIG, RUN
 from benchrun.core.manifest import Manifest, Sample
 from benchrun.core.records import ErrorInfo, JudgementRecord, ResponseRecord, ScoreRecord, answer_name
 from benchrun.core.text import NotJSON, json_value
 
 if TYPE_CHECKING:
-    from benchrun.archive.reader import Run
+    from benchrun.audit.askedservers import Servers
     from benchrun.core.manifest import JudgeSpec
     from benchrun.execute.formatcheck import FormatCheck
 
@@ -31,15 +29,15 @@ class JudgeGrades:
     call only its number and error are kept, and of each answer the digest of each judge's chat (no text: memory of a
     few numbers an answer)."""
 
-    def __init__(self, manifest: Manifest, listed: bool = True):
+    def __init__(self, manifest: Manifest, servers: Servers | None = None):
         self.specs = {spec.name: spec for spec in manifest.judges}
         self.repeats = manifest.judge_calls
         self.grades: dict[tuple[str, str, int], list[Grade]] = {}
         self._line = 0
         self._formats: dict[str, FormatCheck] = {}
         self.manifest = manifest
-        self.listed = listed
-        """Whether the run's judge asked a list of servers in some session (`judge_listed`): its calls may name one."""
+        self.servers = servers
+        """The servers the judge asked (`askedservers.judge_servers`): the one a call names is one of them."""
         self._chats: dict[tuple[str, int, str], bytes] = {}
         """(sample id, repeat, judge) -> the digest of the chat its judge is asked (`response`)."""
 
@@ -80,12 +78,8 @@ class JudgeGrades:
                 "was asked")
 
     def _unlisted(self, call: JudgementRecord) -> str | None:
-        """Why the call, asked in this run, names a server where the judge asked one in every session."""
-        if self.listed or call.host is None or call.carried_from is not None or call.shard is not None:
-            return None
-        return (f"gives host {call.host!r}, where the run's judge asked one server in every session ({CONFIG}'s "
-                f"judge.host, {RUN}'s judge, each resume's or retry's --judge-host): only a judge asking a list of "
-                "servers names the one that answered")
+        """Why the call, asked in this run, names a server its judge did not ask."""
+        return None if self.servers is None else self.servers.unasked(call)
 
     def _ungraded(self, call: JudgementRecord) -> str | None:
         """Why the call's grade (or its number, with none) is not its reply's grade field as a writer copies it, once
@@ -134,20 +128,6 @@ class JudgeGrades:
             return None
         return (f"line {number} gives judge {score.scorer!r}'s score of {answer!r} as {_said(score)}, its "
                 f"{len(grades)} call{'s' * (len(grades) != 1)} make{'s' * (len(grades) == 1)} {_said(made)}")
-
-
-def judge_listed(run: Run) -> bool:
-    """Whether some session of the run asked its judge a list of servers: config.yaml's judge.host (the first),
-    run.json's judge runner (the last), or a resume's or retry's --judge-host (history); True when config.yaml cannot
-    say."""
-    try:
-        judge = run.config.get("judge")
-    except ArchiveError:
-        return True
-    runner = run.info.judge.get("runner")
-    hosts = [judge.get("host") if isinstance(judge, dict) else None, runner.get("host") if isinstance(runner, dict)
-             else None, *(session.get("judge_host") for session in run.info.history)]
-    return any(isinstance(host, list) for host in hosts)
 
 
 def _digest(chat: list[dict[str, str]]) -> bytes:

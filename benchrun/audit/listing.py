@@ -27,7 +27,7 @@ from benchrun.console.visible import shown_name, visible
 from benchrun.core.errors import EXIT, ArchiveError, reading
 from benchrun.core.layout import FORMAT_VALID, UNREADABLE, Status
 from benchrun.core.records import MetricSummary
-from benchrun.core.recordvalues import pin_named, short_digest
+from benchrun.core.recordvalues import moment_at, pin_named, short_digest
 
 STOPPED = "stopped"
 """What `list --status` calls a run whose run.json says `running` while no live process writes it (killed)."""
@@ -48,7 +48,7 @@ class ListedRun:
 
     @property
     def started(self) -> datetime:
-        return parse_time(self.run.info.started_at)
+        return moment_at(self.run.info.started_at)
 
     def headline(self) -> list[MetricSummary]:
         """The first HEADLINE metrics, those of scorers before format_valid."""
@@ -67,12 +67,6 @@ class ListedRun:
                 "shard": str(info.shard) if info.shard else None,
                 "merged_from": [shard.run_id for shard in info.merged.shards] if info.merged else None,
                 "metrics": [line.model_dump() for line in self.metrics]}
-
-
-def parse_time(value: str) -> datetime:
-    """An ISO date or date-time; without an offset it is taken as UTC, like the times in run.json."""
-    moment = datetime.fromisoformat(value)
-    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
 
 
 def in_utc(moment: datetime) -> str:
@@ -147,7 +141,7 @@ def list_runs(root: PathLike = DEFAULT_ROOT, model: str | None = None, task: str
             continue
         if statuses and not statuses & may_be_listed_as(info.status):
             continue
-        if since and parse_time(info.started_at) < since:
+        if since and moment_at(info.started_at) < since:
             continue
         try:
             entry = listed(run)
@@ -240,7 +234,7 @@ def _merged(merge: Any) -> str:
 
 def _since(value: str) -> datetime:
     try:
-        return parse_time(value)
+        return moment_at(value)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not an ISO date or date-time: '{value}'") from None
 

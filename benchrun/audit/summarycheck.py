@@ -8,17 +8,19 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from benchrun.archive.books import Books
-from benchrun.archive.lineagefields import parent_unmade
-from benchrun.archive.reader import Run
+from benchrun.archive.lineagefields import parent_unmade, self_derived
+from benchrun.archive.reader import Run, load_run
 from benchrun.archive.repair import JudgeCalls
 from benchrun.archive.trust import seal_broken, unreadable
 from benchrun.audit.answernames import AnswerNames
-from benchrun.audit.judgegrades import JudgeGrades, judge_listed
+from benchrun.audit.askedservers import ResponseHosts, judge_servers, rejudge_servers
+from benchrun.audit.judgegrades import JudgeGrades
 from benchrun.audit.rescored import RescoreInfo
 from benchrun.audit.speedcheck import READ, close, speed_unmade
-from benchrun.core.errors import ArchiveError
+from benchrun.audit.uncached import Uncached
+from benchrun.core.errors import ArchiveError, BenchrunError
 from benchrun.core.judgeagreement import JudgeAgreement
-from benchrun.core.layout import JUDGEMENTS, RESCORE_FILE, RESCORES, RUN, SCORES, SUMMARY
+from benchrun.core.layout import JUDGEMENTS, RESCORE_FILE, RESCORES, RESPONSES, RUN, SCORES, SUMMARY
 from benchrun.core.manifest import Manifest
 from benchrun.core.records import (
     Counts,
@@ -29,6 +31,7 @@ from benchrun.core.records import (
     Summary,
     answer_name,
 )
+from benchrun.core.recordvalues import moment_at
 
 FIELDS = ("n", "errors", "mean", "stderr")
 """What a metric line says that its records make (as any benchrun wrote it: `binary` and `samples` came later)."""
@@ -62,10 +65,31 @@ def books_for(run: Run) -> Books | None:
 
 def disagreement(run: Run, books: Books) -> tuple[str, str] | None:
     """The first of run.json's counts and summary.json's metric lines that the run's records, kept in `books`, do not
-    make, as (file, `what: why`); None when all are theirs."""
+    make, or run.json naming the run itself as its parent or a shard, as (file, `what: why`); None when all are
+    theirs."""
+    if (itself := self_derived(run.info) or _from_child(run)) is not None:
+        return RUN, itself
     planned = parent_unmade(run.info, books.samples)
     return ((RUN, f"{planned}: {READ}") if planned else None) or _unmade(books, run.info.counts, run, (RUN, SUMMARY),
                                                                            READ) or speed_unmade(run, books)
+
+
+def _from_child(run: Run) -> str | None:
+    """Why a retry's parent, as run.json names it and its folder still holds it, is the run's own child: its parent is
+    this run, and it started later (of two runs naming each other, the later is the retry, which the earlier's
+    run.json was edited to name); None when it is not (or it is not there to tell)."""
+    if (parent := run.info.parent) is None:
+        return None
+    try:
+        made_of = load_run(parent.path)
+        later = moment_at(made_of.info.started_at) > moment_at(run.info.started_at)
+    except (BenchrunError, OSError, ValueError):
+        return None
+    if (not later or made_of.id != parent.run_id or made_of.info.parent is None
+            or made_of.info.parent.run_id != run.id):
+        return None
+    return (f"parent.run_id is {parent.run_id!r}, the run in {parent.path}, whose own parent is this run: a retry is "
+            "made of a run that ended before it, never of its child")
 
 
 class RescoreBooks:
@@ -76,8 +100,10 @@ class RescoreBooks:
         self.name, self.info, self.manifest = f"{RESCORES}/{folder.name}", info, info.graded(manifest)
         self.graded = Run(folder, run.info.model_copy(update={"files": info.files, "judge": info.judge or run.info.judge}))
         self.books, self.answered = Books(self.manifest, shard=run.info.shard), set[tuple[str, int]]()
-        self.grades = JudgeGrades(self.manifest)
-        """Its own judge calls' grades, rejudged (a rescore from the archive reads the run's again, as graded now)."""
+        self.grades = JudgeGrades(self.manifest, None if info.judge is None else
+                                  rejudge_servers(run, info.judge, f"{self.name}/{RESCORE_FILE}"))
+        """Its own judge calls' grades, rejudged (a rescore from the archive reads the run's again, as graded now), and
+        the chats its judge was asked."""
         self.names = AnswerNames()
         """The names its own judge calls (rejudged) gave their model."""
 
@@ -85,6 +111,8 @@ class RescoreBooks:
         if self.books.responses < self.info.counts.responses:  # what rescore.json says, which anyone may write: 10**30
             self.books.response(response)
             self.answered.add((response.id, response.repeat))
+            if self.info.judge is not None:
+                self.grades.response(response)
 
     def judgement(self, call: JudgementRecord) -> None:
         if self.info.judge is None:  # rejudged, its own (`disagreement`)
@@ -114,8 +142,10 @@ class RescoreBooks:
         for number, call in enumerate(self.graded.judgements(), 1):
             if (why := calls.problem(number, (call.id, call.repeat), call.judge, call.judge_repeat, self.answered)):
                 return f"line {number} {why}"
-            self.books.judgements((call,))
             self.grades.calls((call,))
+            if (why := self.grades.misread(call)) is not None:
+                return why
+            self.books.judgements((call,))
             self.names.judgement(call)
         return None
 
@@ -131,13 +161,18 @@ class RunPass:
         self.read = False
         self.grades: JudgeGrades | None = None
         self.misgraded: tuple[str, str] | None = None
-        """The first judge's score line of the run that its calls do not make, as (file, `line N ...`)."""
+        """The first record line of the run that is not what its writer made of what it asked and was told (a response
+        naming a server no session asked, a judge call, a judge's score line its calls do not make), as (file, `line N
+        ...`)."""
         self.names = AnswerNames()
+        self.hosts: ResponseHosts | None = None
+        self.uncached: Uncached | None = None
 
     def read_through(self, run: Run) -> tuple[str, str, int | None] | None:
         """Every record of the run read once (`trust.unreadable`) and kept; the first unreadable, as it says it."""
         self.books = books_for(run)
         self.grades = _grades_of(run)
+        self.hosts, self.uncached = ResponseHosts(run), Uncached(run)
         found = unreadable(run, self)
         self.read = found is None
         return found
@@ -148,6 +183,8 @@ class RunPass:
         if self.grades is not None:
             self.grades.response(response)
         self.names.response(response)
+        if self.misgraded is None and self.hosts is not None and self.uncached is not None:
+            self.misgraded = self.hosts.misread(response) or self.uncached.misread(RESPONSES, response)
         for rescore in self.rescores:
             rescore.response(response)
 
@@ -161,6 +198,8 @@ class RunPass:
                 self.grades.calls((call,))
                 if self.misgraded is None and (why := self.grades.misread(call)):
                     self.misgraded = JUDGEMENTS, why
+            if self.misgraded is None and self.uncached is not None:
+                self.misgraded = self.uncached.misread(JUDGEMENTS, call)
             self.names.judgement(call)
 
     def scores(self, scores: Iterable[ScoreRecord]) -> None:
@@ -175,7 +214,7 @@ def _grades_of(run: Run) -> JudgeGrades | None:
     """Where the run's judge calls' grades are kept to check its judges' score lines (None: no judges, or a manifest
     no reader reads, which `trust.unreadable` says)."""
     try:
-        return JudgeGrades(run.manifest, judge_listed(run)) if run.manifest.judges else None
+        return JudgeGrades(run.manifest, judge_servers(run)) if run.manifest.judges else None
     except ArchiveError:
         return None
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Annotated, Any, Iterable, Iterator, Literal
 
 from pydantic import AfterValidator, BeforeValidator
@@ -54,6 +54,13 @@ def _moment(text: str) -> str:
 
 Moment = Annotated[str, AfterValidator(_moment)]
 """An ISO 8601 date or date-time, as written."""
+
+
+def moment_at(text: str) -> datetime:
+    """The moment an ISO date or date-time (a `Moment`) names; without an offset, in UTC, as benchrun reads the times
+    in run.json, so that any two can be compared (ValueError for no such text)."""
+    moment = datetime.fromisoformat(text)
+    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
 
 
 MAX_SECONDS = 1e9

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from benchrun.core.errors import ConfigError, os_problem
 from benchrun.core.home import expanded
+from benchrun.core.unicodeforms import other_form
 
 _PACKAGE = Path(__file__).resolve().parent.parent
 """The benchrun package directory."""
@@ -58,5 +59,7 @@ def bench_dir(path: str, cwd: str | os.PathLike[str] | None = None) -> Path:
             raise ConfigError(f"'{path}' cannot be reached: {os_problem(err)} (looked in {folder})",
                               key="task.path") from None
     if not folder.is_dir():
-        raise ConfigError(f"'{path}' is not a directory (looked in {folder})", key="task.path")
+        other = other_form(folder)
+        raise ConfigError(f"'{path}' is not a directory (looked in {folder}){f'; {other}' if other else ''}",
+                          key="task.path")
     return folder.resolve()

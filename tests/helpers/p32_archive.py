@@ -18,6 +18,7 @@ from tests.helpers.auditcli import audit
 from tests.helpers.benchfiles import write_bench
 from tests.helpers.commands import run_in_process
 from tests.helpers.judgedruns import Judging, judged_eight
+from tests.helpers.p25_archive import sealed_over
 from tests.helpers.p26_archive import sealed_line
 from tests.helpers.p31_archive import summary_rewritten
 
@@ -69,10 +70,15 @@ def bases_deleted(summary: dict[str, Any]) -> None:
         line.pop("at_k_samples", None)
 
 
+SERVERS = '"runner": {"host": ["http://a:1", "http://b:2"]}'
+"""run.json's runner of a run asking a list of two servers."""
+
+
 def hosts_run(run_dir: Path) -> Path:
     """A finished synthetic run (values 1, 0) whose answers came from two servers, http://a:1 and http://b:2, its
-    summary's speed made by the writer's own tally of them: as a run over a list of servers leaves it."""
-    synthetic_run(run_dir, [1, 0])
+    summary's speed made by the writer's own tally of them: as a run over a list of servers leaves it (its run.json's
+    runner lists them)."""
+    sealed_over(synthetic_run(run_dir, [1, 0]), lambda text: text.replace('"runner": {}', SERVERS))
     for number, host in ((1, "http://a:1"), (2, "http://b:2")):
         sealed_fields(run_dir, "responses.jsonl", number, host=host)
     return speed_remade(run_dir)
