@@ -250,7 +250,7 @@ def test_only_naming_a_task_that_does_not_exist(tmp_path):
     ({"options": {"seed": 1.5}}, "runner.options.seed: Input should be a valid integer, not 1.5"),
     ({"options": {"temprature": 0.9}}, "runner.options.temprature: unknown option 'temprature' (did you mean "
                                        "'temperature'?)"),
-    ({"concurrency": 0}, "runner.concurrency: Input should be greater than or equal to 1"),
+    ({"concurrency": 0}, "runner.concurrency: 0 is out of bounds: give at least 1"),
     ({"concurrencyy": 2}, "runner.concurrencyy: unknown key 'concurrencyy' (did you mean 'concurrency'?)"),
     ({"timeout_s": "1m"}, "runner.timeout_s: Input should be a valid number, not \"1m\""),
     ({"type": "vllm"}, "runner.type: unknown runner type 'vllm' (did you mean 'ollama'?)"),

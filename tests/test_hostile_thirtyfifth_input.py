@@ -1,0 +1,46 @@
+"""The thirty-fifth hostile pass of issue 19, the side of what goes in: the items the thirty-fourth pass left, then a
+fresh pass. /work/notes/p35/result-input.md has the whole list, what held and what was left.
+
+Fixed:
+1. A number past its bound in the config or a task file said in benchrun's words by one rule (core.errors.BOUNDS,
+   bound_said: pydantic's problems and jsonschema's keywords alike), with the value given: `repeats: 1000000000 is
+   out of bounds: give at most 1000`, not pydantic's `Input should be less than or equal to 1000` nor jsonschema's
+   `0 is less than the minimum of 1`; a text too short or long said as a list is (core.errors.SIZED), not `String
+   should have at least 1 character`.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.helpers.p29_input import dry_run
+from tests.helpers.p30_input import TASK, ended, refusal
+from tests.helpers.p34_input import JUDGED_TASK
+from tests.helpers.p35_input import ONE_GRADE, SAMPLED_TASK
+
+
+@pytest.mark.parametrize(("arg", "said"), [
+    ("repeats=1000000000", "repeats: 1000000000 is out of bounds: give at most 1000"),
+    ("repeats=0", "repeats: 0 is out of bounds: give at least 1"),
+    ("runner.timeout_s=-1.5", "runner.timeout_s: -1.5 is out of bounds: give more than 0"),
+    ("task.name=''", "task.name: an empty text, where one of at least 1 character is taken")])
+def test_a_configs_value_past_its_bound_is_said_in_benchruns_words(tmp_path, arg, said):
+    """Before: `Input should be less than or equal to 1000`, `String should have at least 1 character`."""
+    assert ended(dry_run(tmp_path, {"tasks.yml": TASK}, arg)) == refusal(f"in 'config': {said}")
+
+
+def test_a_task_files_value_past_its_bound_is_said_as_a_configs_is(tmp_path):
+    """Before: `tasks[0].sample.n: 0 is less than the minimum of 1` (jsonschema's words)."""
+    assert ended(dry_run(tmp_path, {"tasks.yml": SAMPLED_TASK.format(sample="{n: 0, seed: 1}")})) == refusal(
+        "in 'tasks.yml': task 't': tasks[0].sample.n: 0 is out of bounds: give at least 1")
+
+
+def test_a_judges_grade_of_one_literal_value_is_refused_as_one_enum_values_is(tmp_path):
+    """Before: taken (a Literal's schema is its `const`, read as a free string grade), the metric 1 whatever was
+    answered; an Enum of one value was refused."""
+    files = {"tasks.yml": JUDGED_TASK, "custom_response.py": ONE_GRADE,
+             "judges.yml": "- name: j\n  rubric: 'grade {response}'\n  format: Graded\n  score: grade\n"
+                           "  scores: {ok: 1}\n"}
+    assert ended(dry_run(tmp_path, files, "judge.model=j")) == refusal(
+        "in 'judges.yml': judges[0].scores: every grade of field 'grade' (ok) is scored 1, so the judge's metric "
+        "would be that whatever its model answers: give its grades different numbers")
