@@ -7,6 +7,12 @@ Fixed:
    out of bounds: give at most 1000`, not pydantic's `Input should be less than or equal to 1000` nor jsonschema's
    `0 is less than the minimum of 1`; a text too short or long said as a list is (core.errors.SIZED), not `String
    should have at least 1 character`.
+2. A judge's grade field of one Literal value (`grade: Literal["ok"]`, JSON Schema's `const`) read as an Enum of one
+   value is (compiler.judges._grade_kind), so refused as one whose grades all score alike: it was taken as a free
+   string grade, the judge's metric 1 whatever its model answered.
+3. An override adding with a `+` a key the config holds already (`+repeats=2`) said in benchrun's words, with the
+   override to give (compose.commandline.HELD_ALREADY), not Hydra's `Could not append to config. An item is already
+   at 'repeats'. Either remove + prefix ... Or add a second + ...`.
 """
 
 from __future__ import annotations
@@ -44,3 +50,13 @@ def test_a_judges_grade_of_one_literal_value_is_refused_as_one_enum_values_is(tm
     assert ended(dry_run(tmp_path, files, "judge.model=j")) == refusal(
         "in 'judges.yml': judges[0].scores: every grade of field 'grade' (ok) is scored 1, so the judge's metric "
         "would be that whatever its model answers: give its grades different numbers")
+
+
+@pytest.mark.parametrize(("arg", "key", "instead"), [
+    ("+repeats=2", "repeats", "repeats=2"),
+    ("+runner.options.seed=7", "runner.options.seed", "runner.options.seed=7")])
+def test_a_key_the_config_holds_added_with_a_plus_is_said_in_benchruns_words(tmp_path, arg, key, instead):
+    """Before: Hydra's three sentences, `Could not append to config. An item is already at 'repeats'. ...`."""
+    assert ended(dry_run(tmp_path, {"tasks.yml": TASK}, arg)) == refusal(
+        f"in 'config': {key}: the config holds a value of it already, and a '+' adds only a key it holds none of: "
+        f"override it without the '+': {instead}")

@@ -195,14 +195,21 @@ NOT_HELD = "Could not override '"
 """How Hydra begins its words for an override of a key the config does not hold (`runner.modle=x`)."""
 NOT_DELETED = ("Could not delete from config. '", "' does not exist.")
 """Hydra's words around a key an override deletes that the config holds no value of (`~runner.modle`)."""
+HELD_ALREADY = re.compile(r"Could not append to config\. An item is already at '(.*)'\.\nEither remove \+ prefix: '(.*)'")
+"""Hydra's words for a key added with a '+' that the config holds a value of already (`+repeats=2`), with the
+override to give in its place."""
 
 
 def not_held(err: Exception) -> str | None:
     """Hydra's `Could not override 'runner.modle'. To append to your config use +runner.modle=x` (advice to add a key
-    no config takes), or `Could not delete from config. 'runner.modle' does not exist.`, in benchrun's words: the key
+    no config takes), `Could not delete from config. 'runner.modle' does not exist.` or `Could not append to config`
+    (a '+' on a key the config holds: HELD_ALREADY), in benchrun's words: the key
     unknown, with the nearest the config takes there (`+runner.modle=x`'s words), or, for one it takes and holds no
     value of, how to add it (nothing to delete); None for any other error."""
     cause, said = err.__cause__, str(err)
+    if held_already := HELD_ALREADY.match(said):
+        return str(ConfigError("the config holds a value of it already, and a '+' adds only a key it holds none of: "
+                               f"override it without the '+': {held_already[2]}", file="config", key=held_already[1]))
     if said.startswith(NOT_DELETED[0]) and said.endswith(NOT_DELETED[1]):
         key = said[len(NOT_DELETED[0]):-len(NOT_DELETED[1])]
         return _section_unknown(key.split(".")) or _said(key, keys_taken(key.split(".")[:-1]), [], (
