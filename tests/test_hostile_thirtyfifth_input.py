@@ -13,6 +13,9 @@ Fixed:
 3. An override adding with a `+` a key the config holds already (`+repeats=2`) said in benchrun's words, with the
    override to give (compose.commandline.HELD_ALREADY), not Hydra's `Could not append to config. An item is already
    at 'repeats'. Either remove + prefix ... Or add a second + ...`.
+4. `--cfg hydra --resolve` refused with what to give (compose.commandline._refuse_hydra_alone_resolved): Hydra resolves
+   its settings apart from the job's config they are made of, and stopped on `in 'config': cannot resolve:
+   Interpolation key 'dry_run' not found`, naming no key, though nothing given was wrong.
 """
 
 from __future__ import annotations
@@ -60,3 +63,12 @@ def test_a_key_the_config_holds_added_with_a_plus_is_said_in_benchruns_words(tmp
     assert ended(dry_run(tmp_path, {"tasks.yml": TASK}, arg)) == refusal(
         f"in 'config': {key}: the config holds a value of it already, and a '+' adds only a key it holds none of: "
         f"override it without the '+': {instead}")
+
+
+@pytest.mark.parametrize("flags", [("--cfg", "hydra", "--resolve"), ("--resolve", "-c", "hydra"), ("--cfg=hydra", "--resolve")])
+def test_hydras_settings_printed_resolved_alone_are_refused_with_what_to_give(tmp_path, flags):
+    """Before: `in 'config': cannot resolve: Interpolation key 'dry_run' not found`, exit 2."""
+    assert ended(dry_run(tmp_path, {"tasks.yml": TASK}, *flags)) == refusal(
+        "--cfg hydra --resolve: Hydra's settings here are made of the job's config (hydra.run.dir of dry_run, "
+        "task.name and runner.model), which Hydra leaves out of what it resolves them in: give --cfg all --resolve, "
+        "or --cfg hydra without --resolve")

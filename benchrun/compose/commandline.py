@@ -58,6 +58,20 @@ def refuse_bad_overrides(argv: Sequence[str]) -> None:
     _refuse_added_preset(argv)
     _refuse_kept_hydra_settings(argv)
     _refuse_unread_verbose(argv)
+    _refuse_hydra_alone_resolved(argv)
+
+
+def _refuse_hydra_alone_resolved(argv: Sequence[str]) -> None:
+    """Refuse `--cfg hydra --resolve`: Hydra resolves its own settings without the job's config, and benchrun's are made
+    of the job's keys (hydra.run.dir of dry_run, task.name, runner.model), so it stopped on `Interpolation key
+    'dry_run' not found`, said of no key, where nothing given was wrong."""
+    words = list(argv)
+    shown = [words[at + 1] for at, word in enumerate(words[:-1]) if word in ("--cfg", "-c")]
+    shown += [word.split("=", 1)[1] for word in words if word.startswith("--cfg=")]
+    if "hydra" in shown and "--resolve" in words:
+        raise ConfigError("--cfg hydra --resolve: Hydra's settings here are made of the job's config (hydra.run.dir of "
+                          "dry_run, task.name and runner.model), which Hydra leaves out of what it resolves them in: "
+                          "give --cfg all --resolve, or --cfg hydra without --resolve")
 
 
 def _refuse_kept_hydra_settings(argv: Sequence[str]) -> None:
