@@ -5,8 +5,8 @@
 Each figure is of a fresh process (benchrun imported first, so start-up is not counted): a list-style task of a CSV
 values file of N rows (`what is {a} plus {b}?`, a reference column), then N list-style tasks and N folder tasks of two
 samples each. Printed: seconds, peak RSS growth and bytes of it per sample. The thirty-fifth pass of issue 19 (200,000
-rows, 2 shared cores, one measure): 12.3 s and 387 MB before, 3.7 s and 243 MB after the collector was held off while compiling
-(compiler.collector) and the samples of a task shared one set of their fields.
+rows, 2 shared cores, one measure): 12.3 s and 387 MB before, 3.7 s and 243 MB after the collector was held off
+while compiling (compiler.collector) and the samples of a task shared one set of their fields.
 """
 
 from __future__ import annotations

@@ -209,7 +209,8 @@ NOT_HELD = "Could not override '"
 """How Hydra begins its words for an override of a key the config does not hold (`runner.modle=x`)."""
 NOT_DELETED = ("Could not delete from config. '", "' does not exist.")
 """Hydra's words around a key an override deletes that the config holds no value of (`~runner.modle`)."""
-HELD_ALREADY = re.compile(r"Could not append to config\. An item is already at '(.*)'\.\nEither remove \+ prefix: '(.*)'")
+HELD_ALREADY = re.compile(r"Could not append to config\. An item is already at '(.*)'\.\n"
+                          r"Either remove \+ prefix: '(.*)'")
 """Hydra's words for a key added with a '+' that the config holds a value of already (`+repeats=2`), with the
 override to give in its place."""
 

@@ -143,7 +143,8 @@ JSONSCHEMA_BOUNDS = {"minimum": "ge", "maximum": "le", "exclusiveMinimum": "gt",
 def bound_said(given: Any, bound: str, value: Any) -> str:
     """`1000000000 is out of bounds: give at most 1000`: a value past its bound (a BOUNDS key) in benchrun's words."""
     whole = isinstance(value, float) and value.is_integer()  # pydantic's `gt=0.0` said as 0
-    return f"{_number_shown(given)} is out of bounds: give {BOUNDS[bound]} {_number_shown(int(value) if whole else value)}"
+    least = _number_shown(int(value) if whole else value)
+    return f"{_number_shown(given)} is out of bounds: give {BOUNDS[bound]} {least}"
 
 
 def _number_shown(value: Any) -> str:
