@@ -25,8 +25,9 @@ from benchrun.archive.sweep import write_sweep_summary
 from benchrun.archive.sweepsources import changed_source
 from benchrun.compiler.tasksdir import bench_around, tasks_around
 from benchrun.compose import hydragiven, hydranames, lokykeys, slurmoptions, slurmqueue, sweepsize, sweptonce, takeback
-from benchrun.compose.config import DRY_RUN_DIRS, checked_directory, stood_for
+from benchrun.compose.config import checked_directory
 from benchrun.compose.lokykeys import JOBLIB_LAUNCHER
+from benchrun.compose.rundirs import DRY_RUN_DIRS, stood_for
 from benchrun.console import output
 from benchrun.core.errors import EXIT, ArchiveError, BenchrunError, ConfigError, WriteFailed, making_said, os_error_line
 from benchrun.core.interrupts import INTERRUPTS

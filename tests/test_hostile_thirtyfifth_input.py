@@ -19,12 +19,20 @@ Fixed:
 5. A file that is not UTF-8 (a values file saved as Latin-1) said where, by line and column, and by the byte
    (core.filebytes.not_utf8_said), in a benchmark's files, the archive's and a preset alike: `not UTF-8 text (invalid
    continuation byte)` named no place in a file of 100,000 rows, and a preset's `at byte 4` was another rule.
+6. `outputs` of a leading `~` given quoted (`outputs='~/runs'`) or by a preset made the home directory, as task.path's,
+   cache_dir's and runner_file's are (compose.rundirs.outputs_path, a resolver of hydra.run.dir and hydra.sweep.dir;
+   compose.rundirs holds the dry run's scratch directories, out of compose/config.py): Hydra made a folder named `~` in
+   the working directory and archived the run there; `~nosuchuser/x` is refused as task.path's is.
 """
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
+from benchrun.core.errors import EXIT
+from tests.helpers.commands import call_benchrun
 from tests.helpers.p29_input import dry_run
 from tests.helpers.p30_input import TASK, ended, refusal
 from tests.helpers.p34_input import JUDGED_TASK
@@ -84,3 +92,21 @@ def test_a_values_file_that_is_not_utf8_is_said_where(tmp_path):
     (tmp_path / "bench" / "v.csv").write_bytes("a,reference\ncafé,1\n".encode("latin-1"))
     assert ended(dry_run(tmp_path, {"tasks.yml": VALUES_FILE_TASK})) == refusal(
         "in 'v.csv': task 't': line 2, column 4: not UTF-8 text (invalid continuation byte, 0xe9); save it as UTF-8")
+
+
+def test_outputs_given_quoted_with_a_tilde_is_in_the_home_directory(tmp_path, monkeypatch):
+    """Before: `dir: ~/runs/...`, the run archived in ./~/runs/..., a folder named `~` made in the working
+    directory."""
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    done = call_benchrun("outputs='~/runs'", "--cfg", "all", "--resolve", "-p", "hydra.run", cwd=tmp_path)
+    made = re.escape(str(tmp_path / "home" / "runs"))
+    when = r"\d{4}-\d\d-\d\d/\d\d-\d\d-\d\d\.\d{6}"
+    assert done.returncode == EXIT["ok"] and re.fullmatch(
+        rf"# @package hydra.run\ndir: {made}/{when}_listbench_llama3\.2\n", done.stdout)
+
+
+def test_outputs_of_a_tilde_naming_no_user_is_refused_as_task_paths_is(tmp_path):
+    """Before: taken (a dry run); a run made a folder named `~nosuchuser` in the working directory."""
+    assert ended(dry_run(tmp_path, {"tasks.yml": TASK}, "outputs='~nosuchuser/x'")) == refusal(
+        "outputs: '~nosuchuser/x': ~nosuchuser is the home directory of user 'nosuchuser', and this system has no such "
+        "user; give the path itself")
