@@ -73,7 +73,8 @@ class RunDirCheck(Callback):
     def on_run_start(self, config: DictConfig, **kwargs: Any) -> None:
         hydragiven.refuse_given(config)
         run_dir = Path(config.hydra.run.dir)
-        if why := hydranames.secret_refusal("hydra.run.dir", run_dir):  # a dry run's own directory holds none
+        if why := hydranames.secret_refusal("hydra.run.dir", run_dir) or hydranames.tilde_refusal(
+                "hydra.run.dir", str(config.hydra.run.dir)):  # a dry run's own directory holds neither
             _refuse(why)
         _check_outside_tasks(config, "hydra.run.dir", run_dir)
         _check_inside(config)  # a dry run's too: `hydra.output_subdir=/a/run` rewrote that run's config.yaml
@@ -105,6 +106,8 @@ class RunDirCheck(Callback):
         if launcher == JOBLIB_LAUNCHER and (why := lokykeys.workers_refusal(config.hydra.launcher, jobs)):
             _refuse(why)
         _check_inside(config)
+        if why := hydranames.tilde_refusal("hydra.sweep.dir", str(config.hydra.sweep.dir)):
+            _refuse(why)
         if config.get("dry_run"):  # Hydra's copies (multirun.yaml, each job's .hydra) go where hydra.sweep.dir says
             _check_sweep_dir(Path(config.hydra.sweep.dir))
             _check_subdir(config, jobs)

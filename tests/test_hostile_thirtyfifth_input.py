@@ -22,7 +22,9 @@ Fixed:
 6. `outputs` of a leading `~` given quoted (`outputs='~/runs'`) or by a preset made the home directory, as task.path's,
    cache_dir's and runner_file's are (compose.rundirs.outputs_path, a resolver of hydra.run.dir and hydra.sweep.dir;
    compose.rundirs holds the dry run's scratch directories, out of compose/config.py): Hydra made a folder named `~` in
-   the working directory and archived the run there; `~nosuchuser/x` is refused as task.path's is.
+   the working directory and archived the run there; `~nosuchuser/x` is refused as task.path's is. A run's or a
+   sweep's directory given so (`hydra.run.dir='~/rd'`, a dry run's too) refused (compose.hydranames.tilde_refusal,
+   called by callbacks): Hydra's own key, taken as it is, made the folder `~` too.
 """
 
 from __future__ import annotations
@@ -110,3 +112,14 @@ def test_outputs_of_a_tilde_naming_no_user_is_refused_as_task_paths_is(tmp_path)
     assert ended(dry_run(tmp_path, {"tasks.yml": TASK}, "outputs='~nosuchuser/x'")) == refusal(
         "outputs: '~nosuchuser/x': ~nosuchuser is the home directory of user 'nosuchuser', and this system has no such "
         "user; give the path itself")
+
+
+@pytest.mark.parametrize(("args", "key"), [
+    (("hydra.run.dir='~/rd'",), "hydra.run.dir"),
+    (("-m", "hydra.sweep.dir='~/rd'"), "hydra.sweep.dir")])
+def test_a_run_directory_given_with_a_tilde_hydra_takes_as_it_is_is_refused(tmp_path, args, key):
+    """Before: taken, Hydra's files of the dry run (and a run's records) in ./~/rd."""
+    assert ended(dry_run(tmp_path, {"tasks.yml": TASK}, *args)) == refusal(
+        f"in 'config': {key}: '~/rd' starts with '~', which Hydra takes as a folder named so in the working directory: "
+        "give the home directory's path, or outputs=~/... for runs beneath it")
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["bench"]
