@@ -25,6 +25,10 @@ Fixed:
    the working directory and archived the run there; `~nosuchuser/x` is refused as task.path's is. A run's or a
    sweep's directory given so (`hydra.run.dir='~/rd'`, a dry run's too) refused (compose.hydranames.tilde_refusal,
    called by callbacks): Hydra's own key, taken as it is, made the folder `~` too.
+7. A stop string listed twice (`+runner.options.stop=[a,a]`) refused (core.stops.checked_stops, out of
+   core/settings.py): any one stop string ends the answer, so `[a,a]` asked as `[a]` under another manifest id; and a
+   stop list given one text (`stop=abc`) said in benchrun's words (core.errors.TAKEN's `sequence_str`), not pydantic's
+   `'str' instances are not allowed as a Sequence value`.
 """
 
 from __future__ import annotations
@@ -123,3 +127,14 @@ def test_a_run_directory_given_with_a_tilde_hydra_takes_as_it_is_is_refused(tmp_
         f"in 'config': {key}: '~/rd' starts with '~', which Hydra takes as a folder named so in the working directory: "
         "give the home directory's path, or outputs=~/... for runs beneath it")
     assert sorted(path.name for path in tmp_path.iterdir()) == ["bench"]
+
+
+@pytest.mark.parametrize(("given", "said"), [
+    ("[a,a]", "the stop string 'a' is listed twice; any one stop string ends the answer, so the list asks what it asks "
+              "with it once, under another manifest id: list it once"),
+    ("abc", "'abc' is text, where a list is taken")])
+def test_a_stop_list_of_one_string_twice_or_of_one_text_is_refused(tmp_path, given, said):
+    """Before: `[a,a]` taken under a manifest id of its own; `abc` said `'str' instances are not allowed as a Sequence
+    value`."""
+    assert ended(dry_run(tmp_path, {"tasks.yml": TASK}, f"+runner.options.stop={given}")) == refusal(
+        f"in 'config': runner.options.stop: {said}")

@@ -116,11 +116,12 @@ class RunInterrupted(KeyboardInterrupt):
     exit_code = EXIT["interrupted"]
 
 
-TAKEN = {"list_type": "a list", "string_type": "text", "int_type": "a whole number", "float_type": "a number",
-         "bool_type": "a boolean"}
+TAKEN = {"list_type": "a list", "sequence_str": "a list", "string_type": "text", "int_type": "a whole number",
+         "float_type": "a number", "bool_type": "a boolean"}
 """The problems of a value of another kind than its key takes, said with what was given (pydantic's `Input should be
 a valid list` did not say that `task.only=t` gave one text, nor `Input should be a valid string` that
-`judge.model=[a,b]` gave a list). A mapping's (`Input should be an object`) stays pydantic's, as the archive's readers
+`judge.model=[a,b]` gave a list, nor `'str' instances are not allowed as a Sequence value` that a stop list was given
+one text). A mapping's (`Input should be an object`) stays pydantic's, as the archive's readers
 say it of run.json and the manifest alike (dict_type and model_type)."""
 
 SIZED = {"too_short": "at least", "too_long": "at most", "string_too_short": "at least", "string_too_long": "at most"}
