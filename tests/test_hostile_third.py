@@ -390,8 +390,8 @@ PREFLIGHT = {  # (path, body) -> what the one line says after the server's addre
     "nested 10,000 deep": ("/api/tags", b"[" * 10_000 + b"]" * 10_000,
                            f"{NOT_THE_API} (JSON nested deeper than Python can follow); runner.host must name an "
                            "Ollama server"),
-    "the wrong shape": ("/api/tags", b'{"models": "x"}', f"{NOT_THE_API} (ValidationError: models: 'x' is text, where a "
-                        "list is taken); runner.host must name an Ollama server"),
+    "the wrong shape": ("/api/tags", b'{"models": "x"}', f"{NOT_THE_API} (ValidationError: models: 'x' is text, "
+                        "where a list is taken); runner.host must name an Ollama server"),
     "show as a list": ("/api/show", b"[1, 2]", f"{NOT_THE_API} (TypeError: the answer is a list, not a JSON object); "
                                                "runner.host must name an Ollama server"),
     "version as text": ("/api/version", b"v1", f"{NOT_THE_API} (not JSON (JSONDecodeError: Expecting value: line 1 "
