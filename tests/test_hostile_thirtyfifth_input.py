@@ -29,6 +29,9 @@ Fixed:
    core/settings.py): any one stop string ends the answer, so `[a,a]` asked as `[a]` under another manifest id; and a
    stop list given one text (`stop=abc`) said in benchrun's words (core.errors.TAKEN's `sequence_str`), not pydantic's
    `'str' instances are not allowed as a Sequence value`.
+8. An override's mapping giving one key twice (`runner.options={temperature: 0, temperature: 1}`, at any depth, in a
+   sweep's values too) refused (compose.commandline._refuse_keys_twice), as a YAML or JSONL mapping's is: Hydra's
+   grammar kept the last value without a word.
 """
 
 from __future__ import annotations
@@ -138,3 +141,13 @@ def test_a_stop_list_of_one_string_twice_or_of_one_text_is_refused(tmp_path, giv
     value`."""
     assert ended(dry_run(tmp_path, {"tasks.yml": TASK}, f"+runner.options.stop={given}")) == refusal(
         f"in 'config': runner.options.stop: {said}")
+
+
+@pytest.mark.parametrize("args", [
+    ("runner.options={temperature: 0, temperature: 1}",),
+    ("-m", "runner.options={seed: 1},{temperature: 0, temperature: 1}")])
+def test_an_overrides_mapping_giving_a_key_twice_is_refused(tmp_path, args):
+    """Before: taken, temperature 1 asked (Hydra keeps the last), without a word."""
+    assert ended(dry_run(tmp_path, {"tasks.yml": TASK}, *args)) == refusal(
+        "in 'config': runner.options: the key 'temperature' is given twice in one mapping of the override (which one "
+        "is meant, Hydra's grammar does not say: it keeps the last); give each key once")

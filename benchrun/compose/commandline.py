@@ -59,6 +59,49 @@ def refuse_bad_overrides(argv: Sequence[str]) -> None:
     _refuse_kept_hydra_settings(argv)
     _refuse_unread_verbose(argv)
     _refuse_hydra_alone_resolved(argv)
+    _refuse_keys_twice(argv)
+
+
+def _refuse_keys_twice(argv: Sequence[str]) -> None:
+    """Refuse an override's mapping that gives one key twice (`runner.options={temperature: 0, temperature: 1}`), which
+    Hydra's grammar folds into one, the last value kept unsaid, where a YAML or JSON file's is refused."""
+    for arg in argv:
+        key, is_override, value = arg.partition("=")
+        if is_override and not arg.startswith("-") and (twice := _key_twice(value)) is not None:
+            raise ConfigError(f"the key '{twice}' is given twice in one mapping of the override (which one is meant, "
+                              "Hydra's grammar does not say: it keeps the last); give each key once", file="config",
+                              key=override_key(arg))
+
+
+def _key_twice(value: str) -> str | None:
+    """The first key a `{...}` of the override's `value` gives twice (at any depth; quoted text and `${...}` skipped),
+    or None."""
+    frames: list[set[str] | None] = []  # a mapping's keys so far, or None for a list or an interpolation
+    start, at, quote = None, 0, ""
+    while at < len(value):
+        char = value[at]
+        if quote:
+            quote = "" if char == quote else quote
+            at += 2 if char == "\\" else 1
+            continue
+        if char in "'\"":
+            quote = char
+        elif char == "{":
+            frames.append(None if value[at - 1:at] == "$" else set())
+            start = at + 1 if frames[-1] is not None else None
+        elif char == "[":
+            frames.append(None)
+        elif char in "]}" and frames:
+            frames.pop()
+        elif char == "," and frames and frames[-1] is not None:
+            start = at + 1
+        elif char == ":" and frames and frames[-1] is not None and start is not None:
+            name, start = value[start:at].strip(), None
+            if name in frames[-1]:
+                return name
+            frames[-1].add(name)
+        at += 1
+    return None
 
 
 def _refuse_hydra_alone_resolved(argv: Sequence[str]) -> None:
