@@ -32,6 +32,9 @@ Fixed:
 8. An override's mapping giving one key twice (`runner.options={temperature: 0, temperature: 1}`, at any depth, in a
    sweep's values too) refused (compose.commandline._refuse_keys_twice), as a YAML or JSONL mapping's is: Hydra's
    grammar kept the last value without a word.
+9. A preset of the user's own whose UTF-8 byte-order mark stands before its `# @package _global_` header (Windows
+   Notepad's UTF-8) refused naming the file (compose.userpresets._hidden_header): Hydra read no header, put its keys
+   under the group's name and said `in 'config': model: unknown key 'model'`.
 """
 
 from __future__ import annotations
@@ -151,3 +154,13 @@ def test_an_overrides_mapping_giving_a_key_twice_is_refused(tmp_path, args):
     assert ended(dry_run(tmp_path, {"tasks.yml": TASK}, *args)) == refusal(
         "in 'config': runner.options: the key 'temperature' is given twice in one mapping of the override (which one "
         "is meant, Hydra's grammar does not say: it keeps the last); give each key once")
+
+
+def test_a_presets_header_behind_a_byte_order_mark_is_refused(tmp_path):
+    """Before: `in 'config': model: unknown key 'model' (allowed: task, runner, ...)`."""
+    preset = tmp_path / "my" / "model" / "mine.yaml"
+    preset.parent.mkdir(parents=True)
+    preset.write_bytes(b"\xef\xbb\xbf# @package _global_\nrunner:\n  model: m\n")
+    assert ended(dry_run(tmp_path, {"tasks.yml": TASK}, "--config-dir", "my", "model=mine")) == refusal(
+        f"in '{preset}': a byte-order mark before its `# @package` header, which Hydra then does not read as one (the "
+        "preset's keys would go under its group's name): save it as UTF-8 without a byte-order mark")
