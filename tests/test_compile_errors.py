@@ -203,8 +203,8 @@ def test_duplicate_sample_ids_from_the_id_column(tmp_path):
 
 
 @pytest.mark.parametrize(("values", "message"), [
-    ({}, "tasks[0].values: {} should be non-empty"),
-    ({"a": []}, "tasks[0].values.a: [] should be non-empty"),
+    ({}, "tasks[0].values: an empty mapping, where one of at least 1 item is taken"),
+    ({"a": []}, "tasks[0].values.a: an empty list, where one of at least 1 item is taken"),
 ])
 def test_empty_values_in_tasks_yml(tmp_path, values, message):
     files = {"tasks.yml": tasks_yml(task(values=values))}

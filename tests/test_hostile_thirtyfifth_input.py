@@ -5,8 +5,9 @@ Fixed:
 1. A number past its bound in the config or a task file said in benchrun's words by one rule (core.errors.BOUNDS,
    bound_said: pydantic's problems and jsonschema's keywords alike), with the value given: `repeats: 1000000000 is
    out of bounds: give at most 1000`, not pydantic's `Input should be less than or equal to 1000` nor jsonschema's
-   `0 is less than the minimum of 1`; a text too short or long said as a list is (core.errors.SIZED), not `String
-   should have at least 1 character`.
+   `0 is less than the minimum of 1`; a list, a mapping or a text of too few or too many items said by one rule too
+   (core.errors.sized_said, of pydantic's SIZED and jsonschema's JSONSCHEMA_SIZED): `an empty text, where one of at
+   least 1 character is taken`, not `String should have at least 1 character` nor `[] should be non-empty`.
 2. A judge's grade field of one Literal value (`grade: Literal["ok"]`, JSON Schema's `const`) read as an Enum of one
    value is (compiler.judges._grade_kind), so refused as one whose grades all score alike: it was taken as a free
    string grade, the judge's metric 1 whatever its model answered.
@@ -65,6 +66,12 @@ def test_a_task_files_value_past_its_bound_is_said_as_a_configs_is(tmp_path):
     """Before: `tasks[0].sample.n: 0 is less than the minimum of 1` (jsonschema's words)."""
     assert ended(dry_run(tmp_path, {"tasks.yml": SAMPLED_TASK.format(sample="{n: 0, seed: 1}")})) == refusal(
         "in 'tasks.yml': task 't': tasks[0].sample.n: 0 is out of bounds: give at least 1")
+
+
+def test_a_task_files_list_of_too_few_items_is_said_as_a_configs_is(tmp_path):
+    """Before: `tasks[0].values.a: [] should be non-empty` (jsonschema's words)."""
+    assert ended(dry_run(tmp_path, {"tasks.yml": TASK.replace("[1]", "[]")})) == refusal(
+        "in 'tasks.yml': task 't': tasks[0].values.a: an empty list, where one of at least 1 item is taken")
 
 
 def test_a_judges_grade_of_one_literal_value_is_refused_as_one_enum_values_is(tmp_path):

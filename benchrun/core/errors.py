@@ -177,14 +177,26 @@ def problem_said(problem: Mapping[str, Any]) -> str:
 def _sized(problem: Mapping[str, Any]) -> str:
     """A list's (a mapping's) problem of too few or too many items, in benchrun's words."""
     context, given = problem.get("ctx", {}), problem["input"]
-    kind, item = ("text", "character") if isinstance(given, str) else \
-        ("mapping" if isinstance(given, Mapping) else "list", "item")
-    length, bound = context.get("actual_length", len(given) if kind == "text" else None), \
-        context.get("min_length", context.get("max_length"))
+    length = context.get("actual_length", len(given) if isinstance(given, str) else None)
+    bound = context.get("min_length", context.get("max_length"))
     if not isinstance(length, int) or not isinstance(bound, int):
         return str(problem["msg"])
+    return sized_said(given, length, SIZED[problem["type"]], bound)
+
+
+JSONSCHEMA_SIZED = {"minItems": "at least", "maxItems": "at most", "minLength": "at least", "maxLength": "at most",
+                    "minProperties": "at least", "maxProperties": "at most"}
+"""JSON Schema's keywords of a list's, a mapping's or a text's size, said as pydantic's are (sized_said): jsonschema's
+`[] should be non-empty`, `'aaa...' is too long`."""
+
+
+def sized_said(given: Any, length: int, relation: str, bound: int) -> str:
+    """`an empty list, where one of at least 1 item is taken`: a list (a mapping, a text) of `length` items
+    (characters) past its bound, in benchrun's words."""
+    kind, item = ("text", "character") if isinstance(given, str) else \
+        ("mapping" if isinstance(given, Mapping) else "list", "item")
     said = f"an empty {kind}" if length == 0 else f"a {kind} of {counted(length, item)}"
-    return f"{said}, where one of {SIZED[problem['type']]} {counted(bound, item)} is taken"
+    return f"{said}, where one of {relation} {counted(bound, item)} is taken"
 
 
 def _kind_given(value: Any) -> str:
