@@ -36,6 +36,9 @@ Fixed:
 9. A preset of the user's own whose UTF-8 byte-order mark stands before its `# @package _global_` header (Windows
    Notepad's UTF-8) refused naming the file (compose.userpresets._hidden_header): Hydra read no header, put its keys
    under the group's name and said `in 'config': model: unknown key 'model'`.
+10. A server's URL of port 0 (`OLLAMA_HOST=h:0`, `runner.host=http://h:0`) refused as one past 65535 is
+    (core.serverurls._well_formed): Ollama's client reads port 0 as none given and asks its default port (h:11434,
+    http://h:80), while the run recorded h:0.
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ import re
 import pytest
 
 from benchrun.core.errors import EXIT
+from tests.helpers.benchfiles import write_bench
 from tests.helpers.commands import call_benchrun
 from tests.helpers.p29_input import dry_run
 from tests.helpers.p30_input import TASK, ended, refusal
@@ -171,3 +175,13 @@ def test_a_presets_header_behind_a_byte_order_mark_is_refused(tmp_path):
     assert ended(dry_run(tmp_path, {"tasks.yml": TASK}, "--config-dir", "my", "model=mine")) == refusal(
         f"in '{preset}': a byte-order mark before its `# @package` header, which Hydra then does not read as one (the "
         "preset's keys would go under its group's name): save it as UTF-8 without a byte-order mark")
+
+
+@pytest.mark.parametrize("host", ["h:0", "http://h:0"])
+def test_a_servers_url_of_port_0_is_refused(tmp_path, monkeypatch, host):
+    """Before: taken; Ollama's client asks h:11434 (http://h:80) for it, the run recording h:0."""
+    monkeypatch.setenv("OLLAMA_HOST", host)
+    write_bench(tmp_path, {"tasks.yml": TASK})
+    assert ended(call_benchrun("task.path=bench", "dry_run=true", cwd=tmp_path)) == refusal(
+        f"in 'config': runner.host (from $OLLAMA_HOST): '{host}' is not a server's URL: its port is not a number from "
+        "1 to 65535")
