@@ -39,6 +39,9 @@ Fixed:
 10. A server's URL of port 0 (`OLLAMA_HOST=h:0`, `runner.host=http://h:0`) refused as one past 65535 is
     (core.serverurls._well_formed): Ollama's client reads port 0 as none given and asks its default port (h:11434,
     http://h:80), while the run recorded h:0.
+11. A scorer's dict whose metric names print alike (`x` and `x `, `a` and Cyrillic `а`, `é` composed and not, `ａ`
+    and `a`) is that sample's scorer error (compiler.scoring._alike, by compiler.alike's rule of value names): two
+    rows of the summary's table that read as one metric.
 """
 
 from __future__ import annotations
@@ -47,6 +50,7 @@ import re
 
 import pytest
 
+from benchrun.compiler.scoring import metrics
 from benchrun.core.errors import EXIT
 from tests.helpers.benchfiles import write_bench
 from tests.helpers.commands import call_benchrun
@@ -185,3 +189,16 @@ def test_a_servers_url_of_port_0_is_refused(tmp_path, monkeypatch, host):
     assert ended(call_benchrun("task.path=bench", "dry_run=true", cwd=tmp_path)) == refusal(
         f"in 'config': runner.host (from $OLLAMA_HOST): '{host}' is not a server's URL: its port is not a number from "
         "1 to 65535")
+
+
+@pytest.mark.parametrize(("result", "said"), [
+    ({"x ": 1, "x": 2}, "'s.x ' and 's.x' differ only in whitespace around them or in how a letter is composed"),
+    ({"\u00e9": 1, "e\u0301": 2}, "'s.\u00e9' and 's.e\u0301' differ only in whitespace around them or in how a letter "
+                                   "is composed"),
+    ({"a": 1, "\u0430": 2}, "'s.a' and 's.\u0430': they differ only in letters of other scripts (Latin 'a', Cyrillic "
+                            "'\u0430' at character 3)")])
+def test_a_scorers_metrics_whose_names_print_alike_are_its_error(result, said):
+    """Before: taken, two rows of the summary that read as one metric."""
+    with pytest.raises(TypeError) as caught:
+        metrics("s", result)
+    assert str(caught.value) == f"scorer result s gives metrics whose names print alike: {said}; name them apart"
