@@ -42,6 +42,8 @@ Fixed:
 11. A scorer's dict whose metric names print alike (`x` and `x `, `a` and Cyrillic `а`, `é` composed and not, `ａ`
     and `a`) is that sample's scorer error (compiler.scoring._alike, by compiler.alike's rule of value names): two
     rows of the summary's table that read as one metric.
+12. A list of Hydra's (a ListConfig) given for a key that takes text (`outputs=[a]`) said as the list it is, not as
+    `a value, where text is taken` (core.errors._kind_given reads any Sequence as a list).
 """
 
 from __future__ import annotations
@@ -202,3 +204,10 @@ def test_a_scorers_metrics_whose_names_print_alike_are_its_error(result, said):
     with pytest.raises(TypeError) as caught:
         metrics("s", result)
     assert str(caught.value) == f"scorer result s gives metrics whose names print alike: {said}; name them apart"
+
+
+def test_a_list_given_where_text_is_taken_is_said_as_a_list(tmp_path):
+    """Before: `outputs: a value, where text is taken` (Hydra's ListConfig is no `list`), checked as the run starts."""
+    write_bench(tmp_path, {"tasks.yml": TASK})
+    assert ended(call_benchrun("task.path=bench", "runner.host=http://127.0.0.1:9", "outputs=[a]", cwd=tmp_path)) == \
+        refusal("in 'config': outputs: a list, where text is taken")

@@ -25,7 +25,7 @@ import math
 import os
 import resource
 from contextlib import contextmanager
-from typing import Any, Iterator, Mapping
+from typing import Any, Iterator, Mapping, Sequence
 
 from benchrun.core.text import LINE_CHARS, counted, one_line, undecoded
 
@@ -201,7 +201,8 @@ def sized_said(given: Any, length: int, relation: str, bound: int) -> str:
 
 def _kind_given(value: Any) -> str:
     """`'t' is text`, `5 is a number`, `a mapping`: a value of a config or a record by its kind, a short one shown."""
-    kinds = ((str, "text"), (bool, "a boolean"), ((int, float), "a number"), (Mapping, "a mapping"), (list, "a list"))
+    kinds = ((str, "text"), (bool, "a boolean"), ((int, float), "a number"), (Mapping, "a mapping"),
+             (Sequence, "a list"))
     kind = next((said for types, said in kinds if isinstance(value, types)), "null" if value is None else "a value")
     shown = str(value).lower() if isinstance(value, bool) else repr(value)
     finite = not isinstance(value, float) or math.isfinite(value)  # inf: a number past a float's, not infinity
