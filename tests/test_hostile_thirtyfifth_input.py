@@ -44,6 +44,9 @@ Fixed:
     rows of the summary's table that read as one metric.
 12. A list of Hydra's (a ListConfig) given for a key that takes text (`outputs=[a]`) said as the list it is, not as
     `a value, where text is taken` (core.errors._kind_given reads any Sequence as a list).
+13. A benchmark given as `task.path=.` or through `..` (`b/sub/..`) named by the folder it is
+    (compose.config.bench_name, of its absolute path): `.` named every benchmark `bench` and `b/sub/..` named it `..`,
+    in the run directory's name, the manifest and benchrun-audit list.
 """
 
 from __future__ import annotations
@@ -211,3 +214,11 @@ def test_a_list_given_where_text_is_taken_is_said_as_a_list(tmp_path):
     write_bench(tmp_path, {"tasks.yml": TASK})
     assert ended(call_benchrun("task.path=bench", "runner.host=http://127.0.0.1:9", "outputs=[a]", cwd=tmp_path)) == \
         refusal("in 'config': outputs: a list, where text is taken")
+
+
+@pytest.mark.parametrize(("path", "where"), [(".", "mybench"), ("mybench/sub/..", "")])
+def test_a_benchmark_given_as_dot_or_through_dot_dot_is_named_by_its_folder(tmp_path, path, where):
+    """Before: `name: bench` for `.`, `name: ..` for `mybench/sub/..`."""
+    write_bench(tmp_path, {"tasks.yml": TASK, "sub/.keep": ""}, name="mybench")
+    done = call_benchrun(f"task.path={path}", "-p", "task.name", "--cfg", "job", "--resolve", cwd=tmp_path / where)
+    assert ended(done) == (EXIT["ok"], "mybench\n", "")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence, TypeVar
@@ -73,11 +74,13 @@ def register_with_hydra() -> None:
 
 
 def bench_name(path: Any) -> str:
-    """`demo:listbench` -> listbench; `/data/mybench/` -> mybench. A path that is not text (`task.path=2024`, which
-    Hydra reads as a number; a list) names it `bench`: the schema says, of task.path, what is wrong with it."""
-    if not isinstance(path, str):
+    """`demo:listbench` -> listbench; `/data/mybench/` -> mybench; `.` and `b/sub/..` the folder they name, as the
+    working directory's path spells it (they named the benchmark `bench` and `..`). A path that is not text
+    (`task.path=2024`, which Hydra reads as a number; a list) names it `bench`: the schema says, of task.path, what is
+    wrong with it."""
+    if not isinstance(path, str) or not path:
         return "bench"
-    return (path[len(DEMO_SCHEME):] if path.startswith(DEMO_SCHEME) else Path(path).name) or "bench"
+    return (path[len(DEMO_SCHEME):] if path.startswith(DEMO_SCHEME) else Path(os.path.abspath(path)).name) or "bench"
 
 
 def gguf_name(model_path: str | None) -> str:
