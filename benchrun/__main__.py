@@ -245,8 +245,8 @@ def _exit_now(code: int) -> None:
     import logging  # loaded by Hydra already, as a rule; not before the signal handler
 
     logging.shutdown()
-    if (config := sys.modules.get("benchrun.compose.config")) is not None:  # not loaded: no dry run began
-        config.remove_dry_run_dirs()
+    if (rundirs := sys.modules.get("benchrun.compose.rundirs")) is not None:  # not loaded: no dry run began
+        rundirs.remove_dry_run_dirs()
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code)

@@ -25,8 +25,9 @@ from benchrun.archive.sweep import write_sweep_summary
 from benchrun.archive.sweepsources import changed_source
 from benchrun.compiler.tasksdir import bench_around, tasks_around
 from benchrun.compose import hydragiven, hydranames, lokykeys, slurmoptions, slurmqueue, sweepsize, sweptonce, takeback
-from benchrun.compose.config import DRY_RUN_DIRS, checked_directory, stood_for
+from benchrun.compose.config import checked_directory
 from benchrun.compose.lokykeys import JOBLIB_LAUNCHER
+from benchrun.compose.rundirs import DRY_RUN_DIRS, stood_for
 from benchrun.console import output
 from benchrun.core.errors import EXIT, ArchiveError, BenchrunError, ConfigError, WriteFailed, making_said, os_error_line
 from benchrun.core.interrupts import INTERRUPTS
@@ -72,7 +73,8 @@ class RunDirCheck(Callback):
     def on_run_start(self, config: DictConfig, **kwargs: Any) -> None:
         hydragiven.refuse_given(config)
         run_dir = Path(config.hydra.run.dir)
-        if why := hydranames.secret_refusal("hydra.run.dir", run_dir):  # a dry run's own directory holds none
+        if why := hydranames.secret_refusal("hydra.run.dir", run_dir) or hydranames.tilde_refusal(
+                "hydra.run.dir", str(config.hydra.run.dir)):  # a dry run's own directory holds neither
             _refuse(why)
         _check_outside_tasks(config, "hydra.run.dir", run_dir)
         _check_inside(config)  # a dry run's too: `hydra.output_subdir=/a/run` rewrote that run's config.yaml
@@ -104,6 +106,8 @@ class RunDirCheck(Callback):
         if launcher == JOBLIB_LAUNCHER and (why := lokykeys.workers_refusal(config.hydra.launcher, jobs)):
             _refuse(why)
         _check_inside(config)
+        if why := hydranames.tilde_refusal("hydra.sweep.dir", str(config.hydra.sweep.dir)):
+            _refuse(why)
         if config.get("dry_run"):  # Hydra's copies (multirun.yaml, each job's .hydra) go where hydra.sweep.dir says
             _check_sweep_dir(Path(config.hydra.sweep.dir))
             _check_subdir(config, jobs)

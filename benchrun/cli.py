@@ -44,7 +44,7 @@ from benchrun.core.errors import (
     os_problem,
     refused_by_system,
 )
-from benchrun.core.filebytes import UNASKED, WIDE_SAMPLE, not_a_file, unasked_said, wide_text
+from benchrun.core.filebytes import SAVE_UTF8, UNASKED, WIDE_SAMPLE, not_a_file, not_utf8_said, unasked_said, wide_text
 from benchrun.core.interrupts import INTERRUPTS
 from benchrun.core.layout import RUN
 from benchrun.core.loading import load_failure, pythons_own
@@ -138,7 +138,7 @@ def hydra_error(err: Exception) -> str | None:
     if isinstance(err, yaml.reader.ReaderError):  # a character YAML reads in no file: a NUL of UTF-16, ESC
         return str(ConfigError(_unread_character(err), file=err.name))
     if isinstance(err, UnicodeDecodeError) and (read := _file_hydra_read(err)) is not None:  # nor UTF-8
-        said = wide_text(err.object) or f"not UTF-8 text ({err.reason} at byte {err.start}); save it as UTF-8"
+        said = wide_text(err.object) or not_utf8_said(err) + SAVE_UTF8
         return str(ConfigError(said, file=read))
     if isinstance(err, RecursionError) and (loop := _defaults_loop(err)) is not None:
         return loop

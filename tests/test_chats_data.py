@@ -350,7 +350,8 @@ def test_task_system_on_the_command_line_is_a_new_manifest_id(tmp_path):
     assert ids[0] != ids[1]
     refused = call_benchrun("task.path=chat", "dry_run=true", "task.system=", cwd=tmp_path)
     assert (refused.returncode, refused.stderr) == (
-        EXIT["usage"], "benchrun: error: in 'config': task.system: String should have at least 1 character\n")
+        EXIT["usage"],
+        "benchrun: error: in 'config': task.system: an empty text, where one of at least 1 character is taken\n")
 
 
 def test_a_dry_run_says_what_is_sent_before_each_prompt(tmp_path):

@@ -58,7 +58,7 @@ def test_tasks_yml_that_is_not_utf8(tmp_path):
     bench = write_bench(tmp_path, {})
     (bench / "tasks.yml").write_bytes("- name: caf\u00e9\n".encode("latin-1"))
     assert config_error(tmp_path, config(bench), TaskError) == (
-        "in 'tasks.yml': not UTF-8 text (invalid continuation byte)")
+        "in 'tasks.yml': line 1, column 12: not UTF-8 text (invalid continuation byte, 0xe9)")
 
 
 def test_unknown_task_key_suggests_the_right_one(tmp_path):
@@ -203,8 +203,8 @@ def test_duplicate_sample_ids_from_the_id_column(tmp_path):
 
 
 @pytest.mark.parametrize(("values", "message"), [
-    ({}, "tasks[0].values: {} should be non-empty"),
-    ({"a": []}, "tasks[0].values.a: [] should be non-empty"),
+    ({}, "tasks[0].values: an empty mapping, where one of at least 1 item is taken"),
+    ({"a": []}, "tasks[0].values.a: an empty list, where one of at least 1 item is taken"),
 ])
 def test_empty_values_in_tasks_yml(tmp_path, values, message):
     files = {"tasks.yml": tasks_yml(task(values=values))}
@@ -250,7 +250,7 @@ def test_only_naming_a_task_that_does_not_exist(tmp_path):
     ({"options": {"seed": 1.5}}, "runner.options.seed: Input should be a valid integer, not 1.5"),
     ({"options": {"temprature": 0.9}}, "runner.options.temprature: unknown option 'temprature' (did you mean "
                                        "'temperature'?)"),
-    ({"concurrency": 0}, "runner.concurrency: Input should be greater than or equal to 1"),
+    ({"concurrency": 0}, "runner.concurrency: 0 is out of bounds: give at least 1"),
     ({"concurrencyy": 2}, "runner.concurrencyy: unknown key 'concurrencyy' (did you mean 'concurrency'?)"),
     ({"timeout_s": "1m"}, "runner.timeout_s: Input should be a valid number, not \"1m\""),
     ({"type": "vllm"}, "runner.type: unknown runner type 'vllm' (did you mean 'ollama'?)"),

@@ -249,9 +249,9 @@ OVERRIDES = [  # command-line overrides of `python -m benchrun dry_run=true`: (a
                                           "<home>/benchrun-nowhere)"),
     (["task.only=[a,"], "the override 'task.only=[a,': Hydra's override grammar cannot read it (no viable alternative "
                         "at input '[a,'); a value that is one text is written in quotes: task.only='[a,'"),
-    (["runner.concurrency=0"], "in 'config': runner.concurrency: Input should be greater than or equal to 1"),
-    (["runner.timeout_s=-1"], "in 'config': runner.timeout_s: Input should be greater than 0"),
-    (["runner.retries=99"], "in 'config': runner.retries: Input should be less than or equal to 20"),
+    (["runner.concurrency=0"], "in 'config': runner.concurrency: 0 is out of bounds: give at least 1"),
+    (["runner.timeout_s=-1"], "in 'config': runner.timeout_s: -1 is out of bounds: give more than 0"),
+    (["runner.retries=99"], "in 'config': runner.retries: 99 is out of bounds: give at most 20"),
     (["runner.options.seed=1.5"],
      "in 'config': runner.options.seed: Input should be a valid integer, not 1.5"),
     (["runner.think=maybe"], "in 'config': runner.think: \"maybe\" is not valid here (For thinking models: "
@@ -261,8 +261,8 @@ OVERRIDES = [  # command-line overrides of `python -m benchrun dry_run=true`: (a
      "in 'config': runner.api_key_env: String should match pattern '^[A-Za-z_][A-Za-z0-9_]*$'"),
     (["runner=local", "+runner.options.num_gpu=1"],
      f"in 'config': runner.options.num_gpu: unknown option 'num_gpu' (allowed: {LOCAL_OPTIONS})"),
-    (["scorer_timeout_s=0"], "in 'config': scorer_timeout_s: Input should be greater than 0"),
-    (["task.max_prompt_chars=0"], "in 'config': task.max_prompt_chars: Input should be greater than or equal to 1"),
+    (["scorer_timeout_s=0"], "in 'config': scorer_timeout_s: 0 is out of bounds: give more than 0"),
+    (["task.max_prompt_chars=0"], "in 'config': task.max_prompt_chars: 0 is out of bounds: give at least 1"),
     (["task.max_samples=5"], "task.max_samples: the benchmark expands to 18 samples (product: 3, "
                                 "product_combination: 9, symbol: 3, symbol_dir: 3), more than task.max_samples (5); "
                                 "raise it, or pick tasks with task.only"),

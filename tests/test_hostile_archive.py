@@ -101,7 +101,7 @@ CONFIG_DAMAGE = {  # a damaged config.yaml, and what rescore (which finds the be
     "not YAML": (b"task: [", "line 1, column 8: YAML syntax error: expected the node content, but found '<stream "
                              "end>' (while parsing a flow node at line 1, column 8)"),
     "a list": (b"[1, 2]\n", "not a config: not a mapping"),
-    "binary": (bytes(range(256)), "not UTF-8 text (invalid start byte)"),
+    "binary": (bytes(range(256)), "line 2, column 118: not UTF-8 text (invalid start byte, 0x80)"),
     "empty": (b"", "no task.path: the benchmark cannot be located"),
     "nested 5,000 deep": (b"task: " + b"[" * 5_000 + b"]" * 5_000,
                           "line 1, column 1006: lists and mappings nested more than 32 deep; a benchmark file needs 5 "

@@ -66,7 +66,7 @@ REFUSED = [
      "concurrency, timeout_s, retries, backoff_s, max_consecutive_failures, max_response_bytes: the limits a run is "
      "asked with; what it asks is its manifest's"),
     (["runner.timeout_s=1", "runner.timeout_s=2"], "--set runner.timeout_s: given twice; give it once"),
-    (["runner.timeout_s=-1"], "--set runner.timeout_s: Input should be greater than 0"),
+    (["runner.timeout_s=-1"], "--set runner.timeout_s: -1 is out of bounds: give more than 0"),
     (["runner.concurrency=lots"], "--set runner.concurrency: Input should be a valid integer, not \"lots\""),
     (["judge.timeout_s=60"], "--set judge.timeout_s: run {run_id} has no judge"),
     (["runner.timeout_s=.inf"], "--set runner.timeout_s: inf is not a finite number, and JSON (config.yaml, run.json, the manifest) has "

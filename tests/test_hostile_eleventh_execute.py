@@ -115,8 +115,8 @@ def test_a_format_of_unevaluated_and_pattern_properties_is_explained_by_jsonsche
 
 @pytest.mark.parametrize("option, said", [
     ("num_ctx=-1", "-1 is no context's size (0 is the model's own): give 0 or more"),
-    ("num_thread=-5", "Input should be greater than or equal to 1"),
-    ("num_thread=0", "Input should be greater than or equal to 1")])
+    ("num_thread=-5", "-5 is out of bounds: give at least 1"),
+    ("num_thread=0", "0 is out of bounds: give at least 1")])
 def test_a_local_context_or_thread_count_below_its_least_is_refused(tmp_path, option, said):
     result = call_benchrun("runner=local", f"runner.options.{option}", f"outputs={tmp_path / 'outputs'}", cwd=tmp_path)
     assert (result.returncode, result.stderr) == (EXIT["usage"], (

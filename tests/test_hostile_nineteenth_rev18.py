@@ -307,7 +307,7 @@ def test_a_limit_the_run_was_last_asked_with_that_is_out_of_bounds_now_is_said_a
     given = call_benchrun("resume", str(run_dir), "--set", "runner.concurrency=4", cwd=tmp_path,
                           module="benchrun.audit")
     assert (refused.returncode, refused.stderr) == (EXIT["usage"], (
-        f"benchrun: error: in '{run_dir / 'run.json'}': runner.concurrency: Input should be less than or equal to 256, "
+        f"benchrun: error: in '{run_dir / 'run.json'}': runner.concurrency: 500 is out of bounds: give at most 256, "
         "as the run was last asked; ask the rest otherwise with --set runner.concurrency=VALUE\n"))
     assert (given.returncode, given.stderr.split(" (")[0]) == (
         EXIT["runner"], f"benchrun: error: cannot reach Ollama at {info['runner']['host']}")

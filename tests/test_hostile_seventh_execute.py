@@ -146,11 +146,11 @@ def test_a_scorer_closing_the_reply_pipe_ends_its_process_in_one_line_of_the_log
 
 SERVERS = {  # one server's URL -> what is wrong with it
     "runner.host=http://127.0.0.1:99999": "runner.host: 'http://127.0.0.1:99999' is not a server's URL: its port is "
-                                          "not a number from 0 to 65535",
+                                          "not a number from 1 to 65535",
     "runner.host=ftp://gpu1:11434": "runner.host: 'ftp://gpu1:11434' is not a server's URL (http://host:port)",
     "runner.host=http://": "runner.host: 'http://' is not a server's URL (http://host:port)",
     "judge.host=http://gpu2:70000": "judge.host: 'http://gpu2:70000' is not a server's URL: its port is not a number "
-                                    "from 0 to 65535",
+                                    "from 1 to 65535",
 }
 
 

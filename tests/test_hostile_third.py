@@ -160,10 +160,11 @@ TASK = "- name: t\n  template: 'say {a}'\n  values:\n    a: [1, 2]\n  reference:
 USER_CODE = {  # benchmark files -> what a dry run says
     "a scorer file not UTF-8": ({"tasks.yml": TASK + "  scorer: s\n",
                                  "custom_scorer.py": b"def s(response, reference):\n    return 1  # \xff\n"},
-                                "in 'custom_scorer.py': not UTF-8 text (invalid start byte)"),
+                                "in 'custom_scorer.py': line 2, column 17: not UTF-8 text (invalid start byte, 0xff)"),
     "a response file not UTF-8": ({"tasks.yml": TASK + "  format: F\n", "custom_response.py":
                                    b"from pydantic import BaseModel\nclass F(BaseModel):\n    x: int  # \xff\n"},
-                                  "in 'custom_response.py': not UTF-8 text (invalid start byte)"),
+                                  "in 'custom_response.py': line 3, column 15: not UTF-8 text (invalid start byte, "
+                                  "0xff)"),
     "a scorer made by exec": ({"tasks.yml": TASK + "  scorer: s\n",
                                "custom_scorer.py": "exec('def s(response, reference):\\n    return 1')\n"},
                               "in 'custom_scorer.py': scorer 's': its source code cannot be read (it was compiled from a "
@@ -389,9 +390,8 @@ PREFLIGHT = {  # (path, body) -> what the one line says after the server's addre
     "nested 10,000 deep": ("/api/tags", b"[" * 10_000 + b"]" * 10_000,
                            f"{NOT_THE_API} (JSON nested deeper than Python can follow); runner.host must name an "
                            "Ollama server"),
-    "the wrong shape": ("/api/tags", b'{"models": "x"}', f"{NOT_THE_API} (ValidationError: models: 'str' instances are "
-                        "not allowed as a Sequence value (a string was given)); runner.host must name an Ollama "
-                        "server"),
+    "the wrong shape": ("/api/tags", b'{"models": "x"}', f"{NOT_THE_API} (ValidationError: models: 'x' is text, "
+                        "where a list is taken); runner.host must name an Ollama server"),
     "show as a list": ("/api/show", b"[1, 2]", f"{NOT_THE_API} (TypeError: the answer is a list, not a JSON object); "
                                                "runner.host must name an Ollama server"),
     "version as text": ("/api/version", b"v1", f"{NOT_THE_API} (not JSON (JSONDecodeError: Expecting value: line 1 "

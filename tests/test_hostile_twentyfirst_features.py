@@ -110,7 +110,8 @@ def test_a_reference_no_answer_of_the_format_contains_is_refused(tmp_path, fmt, 
 def test_an_example_with_an_empty_answer_is_refused(tmp_path, fewshot, files, at):
     result = _dry_run(tmp_path, {"tasks.yml": ADD + fewshot, "data/add.jsonl": ITEMS, **files})
     assert (result.returncode, result.stdout, result.stderr) == (
-        EXIT["usage"], "", f"benchrun: error: in '{at}.assistant: '' should be non-empty\n")
+        EXIT["usage"], "",
+        f"benchrun: error: in '{at}.assistant: an empty text, where one of at least 1 character is taken\n")
 
 
 def test_an_answer_of_null_is_not_the_text_none(tmp_path):

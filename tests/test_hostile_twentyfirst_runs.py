@@ -166,7 +166,7 @@ def test_a_run_refused_by_its_config_takes_back_only_what_hydra_made(tmp_path, d
                 "parsing a flow node at line 2, column 1)"),
     (b"a: 1\na: 2\n", "line 2, column 1: YAML syntax error: found duplicate key a (while constructing a mapping at line "
                       "1, column 1)"),
-    (b'a: "\xff"\n', "not UTF-8 text (invalid start byte at byte 4); save it as UTF-8")])
+    (b'a: "\xff"\n', "line 1, column 5: not UTF-8 text (invalid start byte, 0xff); save it as UTF-8")])
 def test_a_preset_of_ones_own_that_hydra_cannot_read_is_one_line(tmp_path, written, said):
     (tmp_path / "my" / "model").mkdir(parents=True)
     (tmp_path / "my" / "model" / "bad.yaml").write_bytes(written)

@@ -113,7 +113,7 @@ def test_a_run_refused_as_its_job_starts_leaves_no_folder_it_made(tmp_path: Path
     given = [] if outputs is None else [f"outputs={outputs}"]
     result = run_benchrun("task=listbench", "runner.concurrency=-1", *given, cwd=tmp_path)
     assert (result.returncode, result.stderr) == (
-        EXIT["usage"], "benchrun: error: in 'config': runner.concurrency: Input should be greater than or equal to 1\n")
+        EXIT["usage"], "benchrun: error: in 'config': runner.concurrency: -1 is out of bounds: give at least 1\n")
     assert sorted(os.listdir(tmp_path)) == ["kept"]
     result = run_benchrun("task=listbench", "runner.concurrency=-1", "outputs=kept/a/b", cwd=tmp_path)
     assert result.returncode == EXIT["usage"]
@@ -254,7 +254,7 @@ def test_a_file_of_the_working_directory_hiding_rich_is_named_by_benchrun_audit(
 def test_a_dry_run_refused_as_it_starts_leaves_no_folder_it_made(tmp_path: Path) -> None:
     result = run_benchrun("task=listbench", "hydra.run.dir=q/r/s", "dry_run=true", "runner.concurrency=-1", cwd=tmp_path)
     assert (result.returncode, result.stderr) == (
-        EXIT["usage"], "benchrun: error: in 'config': runner.concurrency: Input should be greater than or equal to 1\n")
+        EXIT["usage"], "benchrun: error: in 'config': runner.concurrency: -1 is out of bounds: give at least 1\n")
     assert os.listdir(tmp_path) == []
 
 

@@ -364,7 +364,7 @@ def test_a_cached_answer_that_ended_in_an_error_is_not_served(tmp_path):
 def test_a_dry_runs_folder_a_killed_dry_run_left_is_removed_by_the_next(tmp_path):
     temp = tmp_path / "tmp"
     temp.mkdir()
-    killed = subprocess.run([sys.executable, "-c", "import os, signal; from benchrun.compose.config import "
+    killed = subprocess.run([sys.executable, "-c", "import os, signal; from benchrun.compose.rundirs import "
                              "_dry_run_scratch; _dry_run_scratch('o'); os.kill(os.getpid(), signal.SIGKILL)"],
                             env=child_env({"TMPDIR": str(temp)}))
     assert killed.returncode == -9 and [path.name[:17] for path in temp.iterdir()] == ["benchrun-dry-run-"]

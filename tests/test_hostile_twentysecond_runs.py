@@ -197,8 +197,8 @@ def test_benchruns_own_config_folder_given_as_a_config_dir_is_taken(tmp_path):
     assert (done.returncode, done.stderr) == (EXIT["ok"], "")
 
 
-@pytest.mark.parametrize("flags, key, made", [([], "hydra.run.dir", "bench_llama3.2"),
-                                              (["-m", "runner.model=llama3.2,gemma3"], "hydra.sweep.dir", "bench_sweep")])
+@pytest.mark.parametrize("flags, key, made", [([], "hydra.run.dir", "a-x_llama3.2"),
+                                              (["-m", "runner.model=llama3.2,gemma3"], "hydra.sweep.dir", "a-x_sweep")])
 def test_a_run_in_a_folder_whose_name_holds_an_interpolation_is_refused_before_hydra_reads_it(tmp_path, flags, key,
                                                                                                made):
     folder = tmp_path / "a${x}"

@@ -139,7 +139,7 @@ def test_a_list_of_servers_with_a_duplicate_an_empty_list_or_a_malformed_url_is_
     for hosts, why in [("[]", "an empty list of servers: give one URL, or a list of one or more"),
                        ("[http://a:1,a:1/]", "'a:1/' is listed twice (as 'http://a:1'): list each server once"),
                        ("[http://a:1,http://b:port]", "'http://b:port' is not a server's URL: its port is not a "
-                                                      "number from 0 to 65535"),
+                                                      "number from 1 to 65535"),
                        ("[http://a:1,ftp://b]", "'ftp://b' is not a server's URL (http://host:port)")]:
         result = call_benchrun(f"runner.host={hosts}", "dry_run=true", cwd=tmp_path)
         assert (result.returncode, result.stderr) == (EXIT["usage"],

@@ -306,7 +306,7 @@ def answer_or_judge(req: ChatRequest) -> str:
      "benchrun: error: the judge model: model 'gemma3' is not pulled on {url} (it has: llama3.2:latest, "
      "qwen2.5:latest); run `ollama pull gemma3` or pick another judge.model\n"),
     (("judge.repeats=0",), "usage",
-     "benchrun: error: in 'config': judge.repeats: Input should be greater than or equal to 1\n"),
+     "benchrun: error: in 'config': judge.repeats: 0 is out of bounds: give at least 1\n"),
 ])
 def test_a_judge_model_that_cannot_be_used_is_refused_naming_the_judges_key(tmp_path, server, args, code, message):
     refused = run(tmp_path, server, "cache=false", *args)

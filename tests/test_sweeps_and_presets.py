@@ -112,7 +112,7 @@ REFUSED = ("in 'r.yml': api_key: secrets are never taken from the config, where 
 
 @pytest.mark.parametrize(("runner_file", "reason"), [
     ("runner_type: ollama\napi_key: sk-test-0123456789abcdef\n", REFUSED),
-    ("runner_type: ollama\ntimeout_s: -1\n", "in 'r.yml': timeout_s: Input should be greater than 0"),
+    ("runner_type: ollama\ntimeout_s: -1\n", "in 'r.yml': timeout_s: -1 is out of bounds: give more than 0"),
 ])
 def test_a_sweep_whose_jobs_are_all_refused_fails_and_records_why(tmp_path, runner_file, reason):
     """Every job's config refused (a credential in the runner file, an impossible value): each job is a failed run

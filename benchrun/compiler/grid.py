@@ -199,7 +199,7 @@ def samples(spec: TaskSpec, limits: Limits, rendered: Rendered, preamble: int = 
     grid = [(_unique(spec, sample_id_for(spec.name, values), index, seen), values, reference)
             for index, (values, reference) in enumerate(zip(rows(spec), _references(spec, n)))]
     render = _renderer(spec, parts, limits)
-    out = []
+    out, fields_set = [], set(Sample.model_fields)  # one set for the task's samples: each their own kept 216 bytes
     for index in chosen(spec, [sample_id for sample_id, _, _ in grid]):
         sample_id, values, reference = grid[index]
         prompt, whole = render(values, sample_id, limits.max_prompt_chars)
@@ -213,7 +213,7 @@ def samples(spec: TaskSpec, limits: Limits, rendered: Rendered, preamble: int = 
             raise ConfigError(f"the benchmark's prompts pass task.max_total_chars ({limits.max_total_chars:,} "
                               f"characters in all) at sample {index + 1:,} of {n:,} of task '{spec.name}'; raise it, "
                               "or pick tasks with task.only", key="task.max_total_chars")
-        out.append(Sample.model_construct(id=sample_id, task=spec.name, prompt=prompt, values=values,
+        out.append(Sample.model_construct(fields_set, id=sample_id, task=spec.name, prompt=prompt, values=values,
                                           reference=reference))
     return out
 

@@ -121,8 +121,8 @@ def _grade_kind(prop: dict[str, Any], defs: Mapping[str, Any]) -> tuple[str, lis
     """("boolean" | "number" | "string", the Enum's values or None) of a grade field's schema."""
     if "$ref" in prop:
         prop = defs.get(prop["$ref"].rsplit("/", 1)[-1], {})
-    if "enum" in prop:
-        return "string", list(prop["enum"])
+    if "enum" in prop or "const" in prop:  # a one-value Literal's schema is its const, a one-value Enum's an enum
+        return "string", list(prop["enum"]) if "enum" in prop else [prop["const"]]
     kind = prop.get("type")
     if kind in ("integer", "number"):
         return "number", None

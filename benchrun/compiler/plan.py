@@ -14,6 +14,7 @@ from pydantic import BaseModel
 
 from benchrun.compiler import formats, grid, scoring
 from benchrun.compiler.answerable import refuse_unanswerable
+from benchrun.compiler.collector import collector_paused
 from benchrun.compiler.files import REFERENCE, Bounds
 from benchrun.compiler.judges import compile_judges
 from benchrun.compiler.patterns import patterns_in, read_apart, regex_read
@@ -66,6 +67,11 @@ class Plan:
 def compiled(cfg: Mapping[str, Any], cwd: Path | None = None) -> Plan:
     """Compile a checked config (benchrun.compose.config.plain_config's, one model) into a `Plan`; relative paths
     resolve against `cwd`."""
+    with collector_paused():
+        return _compiled(cfg, cwd)
+
+
+def _compiled(cfg: Mapping[str, Any], cwd: Path | None) -> Plan:
     if isinstance(cfg["runner"]["model"], list):
         raise ConfigError("compile one model at a time; this config lists several", key="runner.model")
     bench = bench_dir(cfg["task"]["path"], cwd)

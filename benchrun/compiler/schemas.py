@@ -9,7 +9,7 @@ from typing import Any
 from jsonschema import Draft202012Validator, ValidationError, validators
 from referencing import Registry, Resource
 
-from benchrun.core.errors import BenchrunError
+from benchrun.core.errors import JSONSCHEMA_BOUNDS, JSONSCHEMA_SIZED, BenchrunError, bound_said, sized_said
 from benchrun.core.jsonwords import respelled
 from benchrun.core.keys import key_path, unknown_key
 from benchrun.core.resources import schemas_dir
@@ -101,6 +101,10 @@ def describe(err: ValidationError) -> str:
     if err.validator == "type" and "integer" in err.validator_value and isinstance(err.instance, float) \
             and err.instance.is_integer():
         return f"{err.instance!r} is not an integer: write the whole number ({int(err.instance)})"
+    if bound := JSONSCHEMA_BOUNDS.get(str(err.validator)):
+        return bound_said(err.instance, bound, err.validator_value)
+    if (relation := JSONSCHEMA_SIZED.get(str(err.validator))) and hasattr(err.instance, "__len__"):
+        return sized_said(err.instance, len(err.instance), relation, err.validator_value)
     return _bounded(_json_spelled(err), err.instance)
 
 

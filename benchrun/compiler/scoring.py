@@ -17,6 +17,7 @@ from numbers import Real
 from pathlib import Path
 from typing import Any, Callable
 
+from benchrun.compiler.alike import first_alike
 from benchrun.compiler.usercode import Digests, defined_here, import_file
 from benchrun.core.errors import TaskError
 from benchrun.core.layout import RESERVED_SCORERS
@@ -329,7 +330,20 @@ def metrics(name: str, result: Any) -> dict[str, Metric]:
     found = {(full := _name(name, key)): _metric(full, value) for key, value in entries}
     if len(found) < len(entries):  # keys of a str subclass whose __eq__ or __hash__ sets them apart from one name
         raise TypeError(f"scorer result {name} names one metric twice (keys of a str subclass, equal as strings)")
+    if (alike := _alike(list(found))) is not None:
+        raise TypeError(f"scorer result {name} gives metrics whose names print alike: {alike}; name them apart")
     return found
+
+
+def _alike(names: list[str]) -> str | None:
+    """Why two metric names of one result print alike (`x` and `x `, `a` and Cyrillic `а`, `é` composed and not),
+    shown as one in the summary's table; None if no two do."""
+    seen: dict[str, str] = {}
+    for full in names:
+        if (earlier := seen.setdefault(unicodedata.normalize("NFC", full.strip()), full)) != full:
+            return f"{earlier!r} and {full!r} differ only in whitespace around them or in how a letter is composed"
+    found = first_alike(list(seen))
+    return None if found is None else f"{found[0][0]!r} and {found[0][1]!r}: {found[1]}"
 
 
 def _name(scorer: str, key: Any) -> str:

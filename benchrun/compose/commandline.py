@@ -59,6 +59,63 @@ def refuse_bad_overrides(argv: Sequence[str]) -> None:
     _refuse_added_preset(argv)
     _refuse_kept_hydra_settings(argv)
     _refuse_unread_verbose(argv)
+    _refuse_hydra_alone_resolved(argv)
+    _refuse_keys_twice(argv)
+
+
+def _refuse_keys_twice(argv: Sequence[str]) -> None:
+    """Refuse an override's mapping that gives one key twice (`runner.options={temperature: 0, temperature: 1}`), which
+    Hydra's grammar folds into one, the last value kept unsaid, where a YAML or JSON file's is refused."""
+    for arg in argv:
+        key, is_override, value = arg.partition("=")
+        if is_override and not arg.startswith("-") and (twice := _key_twice(value)) is not None:
+            raise ConfigError(f"the key '{twice}' is given twice in one mapping of the override (which one is meant, "
+                              "Hydra's grammar does not say: it keeps the last); give each key once", file="config",
+                              key=override_key(arg))
+
+
+def _key_twice(value: str) -> str | None:
+    """The first key a `{...}` of the override's `value` gives twice (at any depth; quoted text and `${...}` skipped),
+    or None."""
+    frames: list[set[str] | None] = []  # a mapping's keys so far, or None for a list or an interpolation
+    start, at, quote = None, 0, ""
+    while at < len(value):
+        char = value[at]
+        if quote:
+            quote = "" if char == quote else quote
+            at += 2 if char == "\\" else 1
+            continue
+        if char in "'\"":
+            quote = char
+        elif char == "{":
+            frames.append(None if value[at - 1:at] == "$" else set())
+            start = at + 1 if frames[-1] is not None else None
+        elif char == "[":
+            frames.append(None)
+        elif char in "]}" and frames:
+            frames.pop()
+        elif char == "," and frames and frames[-1] is not None:
+            start = at + 1
+        elif char == ":" and frames and frames[-1] is not None and start is not None:
+            name, start = value[start:at].strip(), None
+            if name in frames[-1]:
+                return name
+            frames[-1].add(name)
+        at += 1
+    return None
+
+
+def _refuse_hydra_alone_resolved(argv: Sequence[str]) -> None:
+    """Refuse `--cfg hydra --resolve`: Hydra resolves its own settings without the job's config, and benchrun's are made
+    of the job's keys (hydra.run.dir of dry_run, task.name, runner.model), so it stopped on `Interpolation key
+    'dry_run' not found`, said of no key, where nothing given was wrong."""
+    words = list(argv)
+    shown = [words[at + 1] for at, word in enumerate(words[:-1]) if word in ("--cfg", "-c")]
+    shown += [word.split("=", 1)[1] for word in words if word.startswith("--cfg=")]
+    if "hydra" in shown and "--resolve" in words:
+        raise ConfigError("--cfg hydra --resolve: Hydra's settings here are made of the job's config (hydra.run.dir of "
+                          "dry_run, task.name and runner.model), which Hydra leaves out of what it resolves them in: "
+                          "give --cfg all --resolve, or --cfg hydra without --resolve")
 
 
 HYDRA_FLAGS = ("--help", "--hydra-help", "--version", "--cfg", "--resolve", "--package", "--run", "--multirun",
@@ -216,14 +273,22 @@ NOT_HELD = "Could not override '"
 """How Hydra begins its words for an override of a key the config does not hold (`runner.modle=x`)."""
 NOT_DELETED = ("Could not delete from config. '", "' does not exist.")
 """Hydra's words around a key an override deletes that the config holds no value of (`~runner.modle`)."""
+HELD_ALREADY = re.compile(r"Could not append to config\. An item is already at '(.*)'\.\n"
+                          r"Either remove \+ prefix: '(.*)'")
+"""Hydra's words for a key added with a '+' that the config holds a value of already (`+repeats=2`), with the
+override to give in its place."""
 
 
 def not_held(err: Exception) -> str | None:
     """Hydra's `Could not override 'runner.modle'. To append to your config use +runner.modle=x` (advice to add a key
-    no config takes), or `Could not delete from config. 'runner.modle' does not exist.`, in benchrun's words: the key
+    no config takes), `Could not delete from config. 'runner.modle' does not exist.` or `Could not append to config`
+    (a '+' on a key the config holds: HELD_ALREADY), in benchrun's words: the key
     unknown, with the nearest the config takes there (`+runner.modle=x`'s words), or, for one it takes and holds no
     value of, how to add it (nothing to delete); None for any other error."""
     cause, said = err.__cause__, str(err)
+    if held_already := HELD_ALREADY.match(said):
+        return str(ConfigError("the config holds a value of it already, and a '+' adds only a key it holds none of: "
+                               f"override it without the '+': {held_already[2]}", file="config", key=held_already[1]))
     if said.startswith(NOT_DELETED[0]) and said.endswith(NOT_DELETED[1]):
         key = said[len(NOT_DELETED[0]):-len(NOT_DELETED[1])]
         return _section_unknown(key.split(".")) or _said(key, keys_taken(key.split(".")[:-1]), [], (

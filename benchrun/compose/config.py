@@ -4,12 +4,10 @@ one-line errors."""
 
 from __future__ import annotations
 
-import atexit
-import functools
 import json
 import math
+import os
 import re
-import shutil
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence, TypeVar
 
@@ -18,6 +16,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from benchrun.compose.fromenv import env_given, said_of_variables
 from benchrun.compose.labels import job_dir_label, slug
+from benchrun.compose.rundirs import outputs_path, scratch_if
 from benchrun.compose.runneryml import (
     by_our_names,
     read_runner_file,
@@ -32,7 +31,6 @@ from benchrun.core.judgekeys import allowed_keys, runner_keys
 from benchrun.core.judgeserver import models_server
 from benchrun.core.keys import KEY_VARIABLE_KEYS, key_path, leaves, override_key, unknown_key, value_at
 from benchrun.core.resources import DEMO_SCHEME
-from benchrun.core.scratch import owned_folder
 from benchrun.core.settings import (
     API_NAMED,
     OLLAMA_KEY_ENV,
@@ -58,7 +56,8 @@ class SecretInConfig(ConfigError):
 
 def register_with_hydra() -> None:
     """The interpolations of conf/ (`${bench_name:...}`, `${run_name:...}`, `${slug:...}`, `${sweep_label:...}`,
-    `${scratch_if:...}`, `${gguf_name:...}`), and the typed defaults that the presets in conf/ extend (see benchrun.core.settings)."""
+    `${scratch_if:...}`, `${outputs_path:...}`, `${gguf_name:...}`), and the typed defaults that the presets in conf/
+    extend (see benchrun.core.settings)."""
     from hydra.core.config_store import ConfigStore
 
     OmegaConf.register_new_resolver("bench_name", bench_name, replace=True)
@@ -66,6 +65,7 @@ def register_with_hydra() -> None:
     OmegaConf.register_new_resolver("slug", slug, replace=True)
     OmegaConf.register_new_resolver("sweep_label", job_dir_label, replace=True)
     OmegaConf.register_new_resolver("scratch_if", scratch_if, replace=True)
+    OmegaConf.register_new_resolver("outputs_path", outputs_path, replace=True)
     OmegaConf.register_new_resolver("gguf_name", gguf_name, replace=True)
     store = ConfigStore.instance()
     for name, node in hydra_defaults().items():
@@ -73,48 +73,14 @@ def register_with_hydra() -> None:
         store.store(group=group or None, name=leaf, node=node)
 
 
-def scratch_if(dry_run: bool, run_dir: str) -> str:
-    """The run directory, or a scratch directory outside outputs/ for a dry run."""
-    return _dry_run_scratch(run_dir) if dry_run else run_dir
-
-
-@functools.cache
-def _dry_run_scratch(run_dir: str) -> str:
-    """A dry run's own directory for its Hydra files, one for each directory it stands in for (named to the
-    microsecond: one a command), private, removed as the process ends. One fixed name in the shared temporary
-    directory (`/tmp/benchrun-dry-run`) was another user's to own, refusing every other user's dry runs, or to plant
-    links in, which Hydra wrote through (a dry run overwrote the file a link named)."""
-    path = owned_folder("benchrun-dry-run-")  # one a killed dry run left is removed by the next (core.scratch)
-    if not DRY_RUN_DIRS:
-        atexit.register(remove_dry_run_dirs)
-    DRY_RUN_DIRS[path] = run_dir
-    return path
-
-
-DRY_RUN_DIRS: dict[str, str] = {}
-"""The dry run's own directories this process made (`_dry_run_scratch`), removed as it ends, each with the directory
-it stands in for."""
-
-
-def stood_for(directory: str) -> str:
-    """The directory a dry run's own `directory` stands in for (a real run's or sweep's, checked as its launch would
-    check it: a Slurm sweep's `%`), or `directory` itself when it is none of them."""
-    return DRY_RUN_DIRS.get(directory, directory)
-
-
-def remove_dry_run_dirs() -> None:
-    """Remove the dry run's own directories: at exit, and before a process stopped by a signal ends without its exit
-    functions (benchrun.__main__), which left them, Hydra's multirun.yaml in one, in the temporary directory."""
-    while DRY_RUN_DIRS:
-        shutil.rmtree(DRY_RUN_DIRS.popitem()[0], ignore_errors=True)
-
-
 def bench_name(path: Any) -> str:
-    """`demo:listbench` -> listbench; `/data/mybench/` -> mybench. A path that is not text (`task.path=2024`, which
-    Hydra reads as a number; a list) names it `bench`: the schema says, of task.path, what is wrong with it."""
-    if not isinstance(path, str):
+    """`demo:listbench` -> listbench; `/data/mybench/` -> mybench; `.` and `b/sub/..` the folder they name, as the
+    working directory's path spells it (they named the benchmark `bench` and `..`). A path that is not text
+    (`task.path=2024`, which Hydra reads as a number; a list) names it `bench`: the schema says, of task.path, what is
+    wrong with it."""
+    if not isinstance(path, str) or not path:
         return "bench"
-    return (path[len(DEMO_SCHEME):] if path.startswith(DEMO_SCHEME) else Path(path).name) or "bench"
+    return (path[len(DEMO_SCHEME):] if path.startswith(DEMO_SCHEME) else Path(os.path.abspath(path)).name) or "bench"
 
 
 def gguf_name(model_path: str | None) -> str:
@@ -386,7 +352,10 @@ def unresolvable(err: Exception, overrides: Sequence[str] = ()) -> ConfigError:
     """An interpolation (`${...}`) or a missing value that cannot be resolved, naming the key that holds it (OmegaConf
     names it after the message, `full_key: task.system object_type=dict`); in Hydra's own keys (the run directory's
     name, made of task.name and runner.model), the overrides that hold an interpolation or `???`, or delete the key
-    not found (`~runner.model`), or else choose the preset that left it out (`runner=pod`)."""
+    not found (`~runner.model`), or else choose the preset that left it out (`runner=pod`). One of benchrun's own
+    resolvers refusing a value (`outputs` of a `~` that is no home: compose.rundirs) is said as it refused it."""
+    if (refused := _refused_within(err)) is not None:
+        return refused
     said = str(getattr(err, "msg", None) or err).strip()  # its msg is None once OmegaConf has formatted the error
     message = said.splitlines()[0] if said else type(err).__name__
     key = getattr(err, "full_key", None) or None
@@ -398,3 +367,11 @@ def unresolvable(err: Exception, overrides: Sequence[str] = ()) -> ConfigError:
         message += f" ({f'resolving {key}, ' if key else ''}from the override {' '.join(map(repr, held))})"
         key = override_key(held[0])
     return ConfigError(f"cannot resolve: {message}", file="config", key=key)
+
+
+def _refused_within(err: BaseException) -> ConfigError | None:
+    """The ConfigError one of benchrun's resolvers raised, which OmegaConf's error was raised in handling."""
+    inner = err.__cause__ or err.__context__
+    while inner is not None and not isinstance(inner, ConfigError):
+        inner = inner.__cause__ or inner.__context__
+    return inner

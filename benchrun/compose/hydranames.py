@@ -121,6 +121,17 @@ def refuse_unusable_path(key: str, directory: str, given: bool) -> None:
                               "a directory whose path holds none"), file="config")
 
 
+def tilde_refusal(key: str, directory: str) -> str | None:
+    """Why a run's or sweep's directory given with a leading `~` (quoted, or by a preset: the command line's unquoted
+    one is the home directory already) is refused, a dry run's too: Hydra made a folder named `~` in the working
+    directory, where `outputs`' `~` is the home directory (compose.rundirs.outputs_path); None for any other."""
+    if not directory.startswith("~"):
+        return None
+    return str(ConfigError(f"{key}: '{directory}' starts with '~', which Hydra takes as a folder named so in the "
+                           "working directory: give the home directory's path, or outputs=~/... for runs beneath it",
+                           file="config"))
+
+
 def _unusable(path: str) -> str | None:
     """Why `path` cannot be a run's or sweep's directory, as `outputs` is checked (settings.Directory); None if it can."""
     try:

@@ -6,6 +6,7 @@ be said."""
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Sequence
 
@@ -33,7 +34,8 @@ def refuse_expanding_presets(argv: Sequence[str]) -> None:
     groups = {entry.name for entry in conf_dir().iterdir() if entry.is_dir()} | {_group(arg) for arg in argv}
     for folder in _config_dirs(argv):
         for path in _yaml_files(Path(folder), groups):
-            if (why := _unpresetlike(_composed(path))) is not None:
+            data = _read(path)
+            if (why := _hidden_header(data) or _unpresetlike(_composed(data))) is not None:
                 raise ConfigError(why, file=str(path.absolute()))
 
 
@@ -79,12 +81,36 @@ _ENDLESS = MAX_PRESET_VALUES + 1
 """The count of a node that holds itself (`&a [*a]`)."""
 
 
-def _composed(path: Path) -> yaml.Node | None:
-    """The YAML file `path` composed (its aliases the nodes they name, shared, never copied); None for an empty file or
-    one that is no readable YAML (Hydra says why as it reads it)."""
+def _read(path: Path) -> bytes | None:
+    """The bytes of the YAML file `path`; None for one that cannot be read (Hydra says why as it reads it)."""
     try:
-        return yaml.compose(read_bounded(path, str(path), ConfigError), Loader=yaml.SafeLoader)
-    except (ConfigError, OSError, yaml.YAMLError, RecursionError):
+        return read_bounded(path, str(path), ConfigError)
+    except (ConfigError, OSError):
+        return None
+
+
+HEADER = re.compile(rb"\xef\xbb\xbf[ \t]*#[^\n]*@package")
+"""A byte-order mark before a preset's `# @package` header: Hydra reads the header of the comment lines the file
+starts with, and a first line starting with the mark is none."""
+
+
+def _hidden_header(data: bytes | None) -> str | None:
+    """Why a preset whose byte-order mark hides its header (Windows Notepad's UTF-8) is refused: Hydra read it
+    without the header, its keys put under the group's name (`model: unknown key 'model'`); None for any other."""
+    if data is None or not HEADER.match(data):
+        return None
+    return ("a byte-order mark before its `# @package` header, which Hydra then does not read as one (the preset's "
+            "keys would go under its group's name): save it as UTF-8 without a byte-order mark")
+
+
+def _composed(data: bytes | None) -> yaml.Node | None:
+    """A YAML file's `data` composed (its aliases the nodes they name, shared, never copied); None for an empty file,
+    one that cannot be read or one that is no readable YAML (Hydra says why as it reads it)."""
+    if data is None:
+        return None
+    try:
+        return yaml.compose(data, Loader=yaml.SafeLoader)
+    except (yaml.YAMLError, RecursionError):
         return None
 
 

@@ -25,7 +25,7 @@ import math
 import os
 import resource
 from contextlib import contextmanager
-from typing import Any, Iterator, Mapping
+from typing import Any, Iterator, Mapping, Sequence
 
 from benchrun.core.text import LINE_CHARS, counted, one_line, undecoded
 
@@ -116,16 +116,42 @@ class RunInterrupted(KeyboardInterrupt):
     exit_code = EXIT["interrupted"]
 
 
-TAKEN = {"list_type": "a list", "string_type": "text", "int_type": "a whole number", "float_type": "a number",
-         "bool_type": "a boolean"}
+TAKEN = {"list_type": "a list", "sequence_str": "a list", "string_type": "text", "int_type": "a whole number",
+         "float_type": "a number", "bool_type": "a boolean"}
 """The problems of a value of another kind than its key takes, said with what was given (pydantic's `Input should be
 a valid list` did not say that `task.only=t` gave one text, nor `Input should be a valid string` that
-`judge.model=[a,b]` gave a list). A mapping's (`Input should be an object`) stays pydantic's, as the archive's readers
+`judge.model=[a,b]` gave a list, nor `'str' instances are not allowed as a Sequence value` that a stop list was given
+one text). A mapping's (`Input should be an object`) stays pydantic's, as the archive's readers
 say it of run.json and the manifest alike (dict_type and model_type)."""
 
-SIZED = {"too_short": "at least", "too_long": "at most"}
-"""The problems of a list (or a mapping) of too few or too many items, said with how many were given and taken
-(pydantic's `List should have at least 1 item after validation, not 0`)."""
+SIZED = {"too_short": "at least", "too_long": "at most", "string_too_short": "at least", "string_too_long": "at most"}
+"""The problems of a list (a mapping, a text) of too few or too many items (characters), said with how many were given
+and taken (pydantic's `List should have at least 1 item after validation, not 0`, `String should have at least 1
+character`)."""
+
+
+BOUNDS = {"ge": "at least", "le": "at most", "gt": "more than", "lt": "less than"}
+"""A number's bound in benchrun's words, for a config's and a task file's alike (bound_said): pydantic's `Input should
+be less than or equal to 1000` and jsonschema's `0 is less than the minimum of 1` said one way."""
+
+PYDANTIC_BOUNDS = {"greater_than_equal": "ge", "less_than_equal": "le", "greater_than": "gt", "less_than": "lt"}
+"""pydantic's problems of a number past its bound, by the BOUNDS key of their `ctx`."""
+
+JSONSCHEMA_BOUNDS = {"minimum": "ge", "maximum": "le", "exclusiveMinimum": "gt", "exclusiveMaximum": "lt"}
+"""JSON Schema's keywords of a number's bound, by their BOUNDS key."""
+
+
+def bound_said(given: Any, bound: str, value: Any) -> str:
+    """`1000000000 is out of bounds: give at most 1000`: a value past its bound (a BOUNDS key) in benchrun's words."""
+    whole = isinstance(value, float) and value.is_integer()  # pydantic's `gt=0.0` said as 0
+    least = _number_shown(int(value) if whole else value)
+    return f"{_number_shown(given)} is out of bounds: give {BOUNDS[bound]} {least}"
+
+
+def _number_shown(value: Any) -> str:
+    """A number as JSON writes it (`-1.0`, `1000`); another value by its kind."""
+    plain = isinstance(value, (int, float)) and not isinstance(value, bool)
+    return repr(value) if plain else _kind_given(value)
 
 
 INSTANCES_TAKEN = {"Sequence": "a list", "Mapping": "a mapping"}
@@ -137,6 +163,8 @@ def problem_said(problem: Mapping[str, Any]) -> str:
     """pydantic's message of one validation problem, without the `Value error, ` it puts before a validator's own; a
     value of another kind (TAKEN, INSTANCES_TAKEN) said with the kind given."""
     taken = TAKEN.get(problem["type"])
+    if bound := PYDANTIC_BOUNDS.get(problem["type"]):
+        return bound_said(problem["input"], bound, problem.get("ctx", {}).get(bound))
     if problem["type"] in SIZED:
         return _sized(problem)
     if problem["type"] == "is_instance_of":
@@ -148,18 +176,33 @@ def problem_said(problem: Mapping[str, Any]) -> str:
 
 def _sized(problem: Mapping[str, Any]) -> str:
     """A list's (a mapping's) problem of too few or too many items, in benchrun's words."""
-    context = problem.get("ctx", {})
-    kind = "mapping" if isinstance(problem["input"], Mapping) else "list"
-    given, bound = context.get("actual_length"), context.get("min_length", context.get("max_length"))
-    if not isinstance(given, int) or not isinstance(bound, int):
+    context, given = problem.get("ctx", {}), problem["input"]
+    length = context.get("actual_length", len(given) if isinstance(given, str) else None)
+    bound = context.get("min_length", context.get("max_length"))
+    if not isinstance(length, int) or not isinstance(bound, int):
         return str(problem["msg"])
-    said = f"an empty {kind}" if given == 0 else f"a {kind} of {counted(given, 'item')}"
-    return f"{said}, where one of {SIZED[problem['type']]} {counted(bound, 'item')} is taken"
+    return sized_said(given, length, SIZED[problem["type"]], bound)
+
+
+JSONSCHEMA_SIZED = {"minItems": "at least", "maxItems": "at most", "minLength": "at least", "maxLength": "at most",
+                    "minProperties": "at least", "maxProperties": "at most"}
+"""JSON Schema's keywords of a list's, a mapping's or a text's size, said as pydantic's are (sized_said): jsonschema's
+`[] should be non-empty`, `'aaa...' is too long`."""
+
+
+def sized_said(given: Any, length: int, relation: str, bound: int) -> str:
+    """`an empty list, where one of at least 1 item is taken`: a list (a mapping, a text) of `length` items
+    (characters) past its bound, in benchrun's words."""
+    kind, item = ("text", "character") if isinstance(given, str) else \
+        ("mapping" if isinstance(given, Mapping) else "list", "item")
+    said = f"an empty {kind}" if length == 0 else f"a {kind} of {counted(length, item)}"
+    return f"{said}, where one of {relation} {counted(bound, item)} is taken"
 
 
 def _kind_given(value: Any) -> str:
     """`'t' is text`, `5 is a number`, `a mapping`: a value of a config or a record by its kind, a short one shown."""
-    kinds = ((str, "text"), (bool, "a boolean"), ((int, float), "a number"), (Mapping, "a mapping"), (list, "a list"))
+    kinds = ((str, "text"), (bool, "a boolean"), ((int, float), "a number"), (Mapping, "a mapping"),
+             (Sequence, "a list"))
     kind = next((said for types, said in kinds if isinstance(value, types)), "null" if value is None else "a value")
     shown = str(value).lower() if isinstance(value, bool) else repr(value)
     finite = not isinstance(value, float) or math.isfinite(value)  # inf: a number past a float's, not infinity

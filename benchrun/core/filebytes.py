@@ -113,7 +113,7 @@ def utf8_text(data: bytes, rel: str, error: type[BenchrunError] = TaskError, bom
     try:
         text = data.decode("utf-8-sig" if bom else "utf-8")
     except UnicodeDecodeError as err:
-        raise error(f"not UTF-8 text ({err.reason})", file=rel, **where) from None
+        raise error(not_utf8_said(err) + (SAVE_UTF8 if bom else ""), file=rel, **where) from None
     if (found := (UNASKED if bom else NUL).search(text)) is not None:
         raise error(f"{_position(text, found.start())}: {unasked_said(found[0], raw=True)}", file=rel, **where)
     return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
@@ -149,6 +149,19 @@ def _wide_by_nuls(head: bytes) -> str | None:
         if nuls and nuls.count(0) * 2 >= len(nuls) and 0 not in chars:
             return code
     return None
+
+
+SAVE_UTF8 = "; save it as UTF-8"
+"""What to do with a file of the user's that is not UTF-8 (a benchmark's text, a preset)."""
+
+
+def not_utf8_said(err: UnicodeDecodeError) -> str:
+    """Bytes that are not UTF-8 (Latin-1's `é`, 0xe9) said where they are, as a character refused is, with what to do:
+    `line 2, column 4: not UTF-8 text (invalid continuation byte, 0xe9)`; of a file the user saved, SAVE_UTF8 after."""
+    data = bytes(err.object)
+    line_start = data.rfind(b"\n", 0, err.start) + 1
+    line, column = data.count(b"\n", 0, err.start) + 1, len(data[line_start:err.start].decode("utf-8", "replace")) + 1
+    return f"line {line}, column {column}: not UTF-8 text ({err.reason}, 0x{data[err.start]:02x})"
 
 
 def _position(text: str, index: int) -> str:

@@ -125,9 +125,11 @@ def _well_formed(url: str) -> None:
                               "the URL alone")
     parts = urlsplit(http_url(url))
     try:
-        parts.port
+        port = parts.port
     except ValueError:
-        raise ValueError(f"'{url}' is not a server's URL: its port is not a number from 0 to 65535") from None
+        port = -1
+    if port is not None and not 1 <= port <= 65535:  # 0: Ollama's client asks its default port (11434, 80) in its place
+        raise ValueError(f"'{url}' is not a server's URL: its port is not a number from 1 to 65535")
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ValueError(f"'{url}' is not a server's URL (http://host:port)")
     if why := _unaskable(parts.hostname):

@@ -23,7 +23,6 @@ from pydantic import (
     model_validator,
 )
 
-from benchrun.core.filebytes import UNASKED, unasked_said
 from benchrun.core.goduration import keep_alive_problem
 from benchrun.core.layout import OUTPUTS, unusable_directory
 from benchrun.core.officialclient import ollama_address, one_model_named_twice
@@ -32,6 +31,7 @@ from benchrun.core.seeds import a_seed, repeat_seeds_fit
 from benchrun.core.serverurls import DEFAULT_OLLAMA_HOST, DEFAULT_OPENAI_BASE_URL, OLLAMA_PATHS, OPENAI_PATHS, servers
 from benchrun.core.settingsbase import Settings
 from benchrun.core.shards import Shard
+from benchrun.core.stops import checked_stops
 from benchrun.core.tasksettings import TaskConfig
 from benchrun.core.text import no_control_character
 
@@ -53,13 +53,7 @@ class Options(Settings):
     @field_validator("stop", check_fields=False)
     @classmethod
     def _stops(cls, stop: Any) -> Any:
-        if stop is not None and "" in stop:
-            raise ValueError("an empty stop string, which every text starts with: every answer would end before its "
-                             "first token; leave it out")
-        for text in stop or ():
-            if (found := UNASKED.search(text)) is not None:
-                raise ValueError(f"the stop string {text!r}: {unasked_said(found[0])}")
-        return stop
+        return checked_stops(stop)
 
     @field_validator(*BOUNDED, check_fields=False)
     @classmethod
