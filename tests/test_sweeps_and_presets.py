@@ -98,8 +98,9 @@ def test_a_sweep_whose_jobs_cannot_compose_leaves_nothing_behind(tmp_path, exist
     result = bench_run(tmp_path, "http://127.0.0.1:9", "runner.model=a,b", "+runner.options.temperature=0,1",
                        multirun=True)
     assert result.returncode == EXIT["usage"]
-    assert result.stderr.startswith("benchrun: error: Could not append to config. An item is already at "
-                                    "'runner.options.temperature'.")
+    assert result.stderr == ("benchrun: error: in 'config': runner.options.temperature: the config holds a value of "
+                             "it already, and a '+' adds only a key it holds none of: override it without the '+': "
+                             "runner.options.temperature=0\n")
     found = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*"))
     assert found == (["outputs", "outputs/kept"] if existing else [])
 

@@ -33,12 +33,12 @@ def refuse_bad_overrides(argv: Sequence[str]) -> None:
     than MAX_OVERRIDE_ITEMS values."""
     if (why := secrets.word_holding_key(argv)) is not None:  # refused without the word, which holds it
         refuse_secrets([("the command line", why)])
-    argv = override_words(argv)
-    for arg in argv:  # the variables named as holding a key: their values are refused in the overrides below
+    words = override_words(argv)
+    for arg in words:  # the variables named as holding a key: their values are refused in the overrides below
         if override_key(arg) in KEY_VARIABLE_KEYS and not arg.startswith("~"):
             secrets.SECRETS.declare(arg.partition("=")[2].strip("'\""))
     digits = re.compile(rf"(?:^|[\[,])\s*[+-]?\d{{{sys.get_int_max_str_digits() + 1},}}\s*(?:$|[\],])")
-    for arg in argv:
+    for arg in words:
         _, is_override, value = arg.partition("=")
         if not is_override or arg.startswith("-"):
             continue
@@ -54,13 +54,13 @@ def refuse_bad_overrides(argv: Sequence[str]) -> None:
         if (items := value.count(",") + 1) > MAX_OVERRIDE_ITEMS:
             raise ConfigError(f"the override lists {items:,} values, more than an override takes "
                               f"({MAX_OVERRIDE_ITEMS:,}); give fewer, or split the sweep", file="config", key=key)
-    _refuse_set_and_deleted(argv)
-    _refuse_no_one_preset(argv)
-    _refuse_added_preset(argv)
-    _refuse_kept_hydra_settings(argv)
-    _refuse_unread_verbose(argv)
+    _refuse_set_and_deleted(words)
+    _refuse_no_one_preset(words)
+    _refuse_added_preset(words)
+    _refuse_kept_hydra_settings(words)
+    _refuse_unread_verbose(words)
     _refuse_hydra_alone_resolved(argv)
-    _refuse_keys_twice(argv)
+    _refuse_keys_twice(words)
 
 
 def _refuse_keys_twice(argv: Sequence[str]) -> None:
