@@ -19,7 +19,8 @@ class Uncached:
         self.lines: dict[str, int] = {}
 
     def misread(self, file: str, record: ResponseRecord | JudgementRecord) -> tuple[str, str] | None:
-        """Why the next line of `file`, `record`, says it came from the cache of a run that used none, as (file, why)."""
+        """Why the next line of `file`, `record`, says it came from the cache of a run that used none, as (file,
+        why)."""
         line = self.lines[file] = self.lines.get(file, 0) + 1
         if not self.off or record.cached_from is None or record.carried_from is not None or record.shard is not None:
             return None

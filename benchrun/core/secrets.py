@@ -374,8 +374,8 @@ def _refuse_path(key: str, variable: str, setting: str | None) -> None:
         folder = os.path.isdir(os.path.expanduser(key))
         fix = "name the variable that holds the key" if folder else \
             f"set {variable} to the key itself, the file's contents: export {variable}=\"$(cat PATH)\""
-        raise ConfigError(f"${variable} holds a {'folder' if folder else 'file'}'s path, not a key (a key is sent as it "
-                          f"is, in an HTTP header); {fix}", key=setting)
+        raise ConfigError(f"${variable} holds a {'folder' if folder else 'file'}'s path, not a key (a key is sent as "
+                          f"it is, in an HTTP header); {fix}", key=setting)
 
 
 def _refuse_short(key: str, variable: str, setting: str | None) -> None:
