@@ -27,11 +27,16 @@ import errno
 import json
 import os
 import subprocess
+import sys
+import time
 
 import pytest
 
 from benchrun.archive import dirlock
+from benchrun.archive.locknote import process
 from benchrun.core.errors import EXIT
+from benchrun.core.procfs import stat_fields
+from benchrun.core.text import host_name
 from benchrun.testing.ollama_server import FakeOllama
 from tests.helpers.auditcli import audit
 from tests.helpers.commands import bench_run, call_benchrun, make_run
@@ -99,3 +104,16 @@ def test_a_variable_holding_a_folder_named_for_the_key_is_said_as_a_folder(tmp_p
     assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
         f"benchrun: error: runner.api_key_env: ${variable} holds a folder's path, not a key (a key is sent as it is, "
         "in an HTTP header); name the variable that holds the key\n"))
+
+
+def test_a_writer_killed_a_moment_ago_is_not_taken_for_one_writing_elsewhere():
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    note = {"pid": child.pid, "host": host_name(), "since": "2026-12-07T05:00:00+00:00", **process(child.pid)}
+    assert dirlock.writing_elsewhere(note)
+    child.kill()
+    while (fields := stat_fields(child.pid)) is not None and fields[0] != "Z":  # ended, not yet collected
+        time.sleep(0.01)
+    try:
+        assert not dirlock.writing_elsewhere(note)
+    finally:
+        child.wait()

@@ -5,8 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 PROC = Path("/proc")
-PARENT, STARTED = 1, 19
-"""Indexes in `stat_fields`: the parent's pid, and the start in clock ticks since the boot."""
+STATE, PARENT, STARTED = 0, 1, 19
+"""Indexes in `stat_fields`: the process's state, the parent's pid, and the start in clock ticks since the boot."""
+ENDED = ("Z", "X")
+"""The states of a process that has ended: a zombie, its exit status not yet collected, and one being removed."""
 BOOT_ID = PROC / "sys/kernel/random/boot_id"
 
 
@@ -54,6 +56,8 @@ def descendants(*pids: int) -> set[int]:
 
 
 def started(pid: int | str) -> int | None:
-    """When the process `pid` started, in clock ticks since the boot; None when it is gone (or no /proc says)."""
+    """When the process `pid` started, in clock ticks since the boot; None when it is gone (or no /proc says), as it
+    is once it has ended though its parent has not yet collected it (a zombie: a writer killed a moment ago)."""
     fields = stat_fields(pid)
-    return int(fields[STARTED]) if fields and fields[STARTED].isdigit() else None
+    ended = fields is not None and fields[STATE] in ENDED
+    return int(fields[STARTED]) if fields and not ended and fields[STARTED].isdigit() else None
