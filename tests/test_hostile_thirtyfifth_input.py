@@ -109,7 +109,8 @@ def test_a_key_the_config_holds_added_with_a_plus_is_said_in_benchruns_words(tmp
 
 
 @pytest.mark.parametrize("flags", [
-    ("--cfg", "hydra", "--resolve"), ("--resolve", "-c", "hydra"), ("--cfg=hydra", "--resolve")])
+    ("--cfg", "hydra", "--resolve"), ("--resolve", "-c", "hydra"), ("--cfg=hydra", "--resolve"),
+    ("--cf", "hydra", "--res")])
 def test_hydras_settings_printed_resolved_alone_are_refused_with_what_to_give(tmp_path, flags):
     """Before: `in 'config': cannot resolve: Interpolation key 'dry_run' not found`, exit 2."""
     assert ended(dry_run(tmp_path, {"tasks.yml": TASK}, *flags)) == refusal(

@@ -110,9 +110,10 @@ def _refuse_hydra_alone_resolved(argv: Sequence[str]) -> None:
     of the job's keys (hydra.run.dir of dry_run, task.name, runner.model), so it stopped on `Interpolation key
     'dry_run' not found`, said of no key, where nothing given was wrong."""
     words = list(argv)
-    shown = [words[at + 1] for at, word in enumerate(words[:-1]) if word in ("--cfg", "-c")]
-    shown += [word.split("=", 1)[1] for word in words if word.startswith("--cfg=")]
-    if "hydra" in shown and "--resolve" in words:
+    shown = [words[at + 1] for at, word in enumerate(words[:-1])
+             if word == "-c" or "=" not in word and _names_flag(word, "--cfg")]
+    shown += [word.split("=", 1)[1] for word in words if "=" in word and _names_flag(word, "--cfg")]
+    if "hydra" in shown and any(_names_flag(word, "--resolve") for word in words):
         raise ConfigError("--cfg hydra --resolve: Hydra's settings here are made of the job's config (hydra.run.dir of "
                           "dry_run, task.name and runner.model), which Hydra leaves out of what it resolves them in: "
                           "give --cfg all --resolve, or --cfg hydra without --resolve")

@@ -275,8 +275,10 @@ def os_problem(err: OSError | MemoryError | RuntimeError, path: str | os.PathLik
         return "no free inodes (the disk has room, but no more files can be made on it: df -i)"
     if err.errno == errno.EEXIST and (target := _dangling(path or err.filename)) is not None:
         return f"a dangling link (to {target}, which is not there), where a folder was to be made"
-    words = _ERRNO_WORDS.get(err.errno) or err.strerror or str(err) or type(err).__name__
-    return words if words[1:2].isupper() or words[1:2] == "/" else words[0].lower() + words[1:]  # `I/O error` kept
+    if err.errno in _ERRNO_WORDS:  # benchrun's own words, written as said (`I/O error`)
+        return _ERRNO_WORDS[err.errno]
+    words = err.strerror or str(err) or type(err).__name__
+    return words[0].lower() + words[1:]
 
 
 def _too_large() -> str:
