@@ -28,7 +28,7 @@ from benchrun.archive.openwriters import writer_of
 from benchrun.core.errors import ArchiveBusy, ArchiveError, WriteFailed, os_problem, reading, writing
 from benchrun.core.filebytes import not_a_file
 from benchrun.core.layout import LOCK, RUN
-from benchrun.core.procfs import started
+from benchrun.core.procfs import proc_text, started
 from benchrun.core.text import host_name
 
 PROBE_WAITS_S = (0.0, 0.005, 0.05)
@@ -325,7 +325,7 @@ def writing_elsewhere(note: dict[str, Any] | None) -> bool:
     try:
         since = datetime.fromisoformat(note["since"]).timestamp()
         start = started(pid)
-        boot = next(int(line.split()[1]) for line in Path("/proc/stat").read_text().splitlines()
+        boot = next(int(line.split()[1]) for line in proc_text("/proc/stat").splitlines()
                     if line.startswith("btime "))
     except (OSError, ValueError, TypeError, KeyError, IndexError, StopIteration):
         return False

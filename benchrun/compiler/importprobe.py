@@ -18,9 +18,9 @@ from pathlib import Path
 
 from benchrun.compiler.schemaonce import MARK
 from benchrun.core.childwait import waited
+from benchrun.core.codeenv import code_env
 from benchrun.core.errors import TaskError
 from benchrun.core.scratch import remove_scratch, scratch_folder
-from benchrun.core.secrets import SECRETS
 
 Digests = dict[str, str]
 """The sha256 of the files a benchmark file's module was made of, by path in its folder: the file itself, and the
@@ -212,10 +212,10 @@ def probed(path: Path, rel: str) -> bytes:
 
 
 def _probe_env(scratch: str) -> dict[str, str]:
-    """The probe's environment: this one's without the API key, its temporary files in `scratch`, and unoptimised
-    (no $PYTHONOPTIMIZE), as the run's import of the file compiles it (`ownsource.Held`): -OO strips a class's
-    docstring, its JSON schema's description, and the probe's schema must be the run's."""
-    env = {**SECRETS.child_env(), "TMPDIR": scratch}
+    """The probe's environment: a benchmark code's (`code_env`), unoptimised (no $PYTHONOPTIMIZE), as the run's
+    import of the file compiles it (`ownsource.Held`): -OO strips a class's docstring, its JSON schema's description,
+    and the probe's schema must be the run's."""
+    env = code_env(scratch)
     env.pop("PYTHONOPTIMIZE", None)
     return env
 

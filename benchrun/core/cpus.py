@@ -10,6 +10,8 @@ import re
 from pathlib import Path
 from typing import Mapping
 
+from benchrun.core.procfs import proc_text
+
 PROC = Path("/proc/self")
 
 
@@ -40,8 +42,8 @@ def _cpu_cgroups(proc: Path) -> list[Path]:
     """The folders of this process's cgroup and of each one above it, in each hierarchy that may hold the cpu
     controller (cgroup v2's one; v1's mounted with `cpu`)."""
     try:
-        memberships = (proc / "cgroup").read_text().splitlines()
-        mounts = [line.split() for line in (proc / "mountinfo").read_text().splitlines()]
+        memberships = proc_text(proc / "cgroup").splitlines()
+        mounts = [line.split() for line in proc_text(proc / "mountinfo").splitlines()]
     except OSError:
         return []
     folders = []

@@ -21,6 +21,7 @@ import signal
 import socket
 import sys
 import threading
+import time
 from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING, Awaitable, Callable, Iterator, TypeVar
 
@@ -38,7 +39,9 @@ or SIGXCPU), and what the kernel sends at a CPU-time soft limit (`ulimit -S -t`,
 hard limit's SIGKILL: the run stops while there is time, recorded as interrupted. submitit's own handler raised its
 error wherever the run was (in a write to the scorer process: a traceback in the log, and that sample's score an
 error), the scorer process died of it, and SIGXCPU killed the run, left `running`."""
-SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, *SCHEDULER_SIGNALS)
+SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGALRM, *SCHEDULER_SIGNALS)
+"""Every signal that ends a run as interrupted; SIGALRM is a time limit's, as SIGTERM is `timeout`'s: an alarm a
+parent set and exec kept (`perl -e 'alarm 3600; exec @ARGV' python -m benchrun`) killed the run, left `running`."""
 TERMINAL_SIGNALS = (signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, *SCHEDULER_SIGNALS)
 """What reaches a whole process group, a child process with the run: what a terminal sends its foreground process
 group (Ctrl-C, a hang-up, Ctrl-\\) and a batch scheduler's SCHEDULER_SIGNALS. A child process ignores them, so that
@@ -89,8 +92,14 @@ class Interrupts:
         return signal.getsignal(signal.SIGTERM) == self._handle
 
     def install(self) -> None:
-        """Handle every signal of SIGNALS, but one of KEPT_IGNORED the process was started ignoring stays ignored."""
+        """Handle every signal of SIGNALS, but one of KEPT_IGNORED the process was started ignoring stays ignored;
+        none of them blocked (a parent's signal mask, which a process keeps through exec, left a SIGTERM pending for
+        ever: the run went on until a scheduler's SIGKILL left it `running`); and SIGCHLD at its default (a parent's
+        SIG_IGN, kept through exec, has the kernel reap every child as it ends, before its exit code can be had: a
+        scorer process's death was recorded as `exit code 255`)."""
         self._ending = False
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, SIGNALS)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         for sig in SIGNALS:
             if sig not in KEPT_IGNORED or signal.getsignal(sig) != signal.SIG_IGN:
                 signal.signal(sig, self._handle)
@@ -252,7 +261,7 @@ TIMER_SIGNALS = {signal.SIGALRM, signal.SIGVTALRM, signal.SIGPROF}
 
 
 def handling_now() -> Callable[[], None]:
-    """Every signal's handling as it is now, as a function that puts it back and stops every timer: what a user's
+    """Every signal's handling as it is now, as a function that puts it back, the timers too: what a user's
     code sets there (a handler, `signal.alarm(5)`) must not outlive the code that set it. So too what it has
     faulthandler do, which Python's own view of the handlers does not show: a stack dump on a signal
     (`faulthandler.register(signal.SIGUSR1)`: Slurm's warning before its time limit dumped every thread's stack on
@@ -261,10 +270,10 @@ def handling_now() -> Callable[[], None]:
     whose own `signal.alarm` then never went off), a timer's signal it left pending there dropped with its timer."""
     kept = {sig: signal.getsignal(sig) for sig in signal.valid_signals() if sig not in (signal.SIGKILL, signal.SIGSTOP)}
     dumping, blocked = faulthandler.is_enabled(), signal.pthread_sigmask(signal.SIG_BLOCK, [])
+    timers_back = _timers_now()
 
     def put_back() -> None:
-        for timer in TIMERS:
-            signal.setitimer(timer, 0)
+        timers_back()
         faulthandler.cancel_dump_traceback_later()
         for sig in kept:
             with suppress(RuntimeError, ValueError):  # the signals of a crash are enable()'s, never registered
@@ -280,6 +289,25 @@ def handling_now() -> Callable[[], None]:
         signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
 
     return put_back
+
+
+def _timers_now() -> Callable[[], None]:
+    """The interval timers as they are now, as a function that sets them back, less the time gone since (one due
+    meanwhile goes off at once), and stops one set since: a parent's alarm, which exec keeps (`perl -e 'alarm 3600;
+    exec @ARGV'`, a time limit), was stopped once the benchmark's code was imported, and the run went on past it."""
+    kept = {timer: (signal.getitimer(timer), _spent(timer)) for timer in TIMERS}
+
+    def put_back() -> None:
+        for timer, ((delay, interval), spent) in kept.items():
+            left = delay - (_spent(timer) - spent)
+            signal.setitimer(timer, max(left, 1e-6) if delay else 0.0, interval)
+
+    return put_back
+
+
+def _spent(timer: int) -> float:
+    """The time `timer` counts: the wall clock's for ITIMER_REAL, this process's CPU time for the others."""
+    return time.monotonic() if timer == signal.ITIMER_REAL else time.process_time()
 
 
 def process_interrupts() -> Interrupts:

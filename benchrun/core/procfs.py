@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 PROC = Path("/proc")
@@ -12,10 +13,17 @@ ENDED = ("Z", "X")
 BOOT_ID = PROC / "sys/kernel/random/boot_id"
 
 
+def proc_text(path: Path | str) -> str:
+    """The text of a /proc file, its bytes decoded as the file system's names are (`os.fsdecode`): a process's name
+    or a mount point may be any bytes, and the kernel cuts a name at 15 bytes, within a character if it falls there."""
+    with open(path, "rb") as file:
+        return os.fsdecode(file.read())
+
+
 def boot_id() -> str:
     """The id of the boot this machine runs in (empty where /proc cannot say)."""
     try:
-        return BOOT_ID.read_text().strip()
+        return proc_text(BOOT_ID).strip()
     except OSError:
         return ""
 
@@ -23,7 +31,7 @@ def boot_id() -> str:
 def status_field(name: str) -> str | None:
     """The field `name` of this process's /proc/self/status (`Umask`: `0022`); None where /proc cannot say."""
     try:
-        lines = (PROC / "self" / "status").read_text().splitlines()
+        lines = proc_text(PROC / "self" / "status").splitlines()
     except OSError:
         return None
     return next((line.split(":", 1)[1].strip() for line in lines if line.startswith(f"{name}:")), None)
@@ -33,7 +41,7 @@ def stat_fields(pid: int | str) -> list[str] | None:
     """The fields of /proc/PID/stat after the command's name (which may hold spaces and parentheses); None when they
     cannot be read (the process gone, no /proc)."""
     try:
-        return (PROC / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()
+        return proc_text(PROC / str(pid) / "stat").rsplit(")", 1)[1].split()
     except (OSError, IndexError):
         return None
 

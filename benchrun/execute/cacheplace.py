@@ -15,6 +15,7 @@ from benchrun.archive.claims import archive_file
 from benchrun.core.errors import ConfigError, os_problem
 from benchrun.core.filebytes import not_a_file
 from benchrun.core.home import expanded, home
+from benchrun.core.procfs import proc_text
 
 NETWORK_FS = frozenset({"nfs", "nfs4", "cifs", "smb3", "smbfs", "lustre", "gpfs", "beegfs", "glusterfs",
                         "fuse.glusterfs", "ceph", "fuse.ceph-fuse", "afs", "panfs", "pvfs2", "orangefs", "ocfs2",
@@ -93,11 +94,15 @@ def _mounts(text: str) -> Iterator[tuple[Path, str]]:
         yield Path(OCTAL.sub(lambda found: chr(int(found[1], 8)), point)), fstype
 
 
+MOUNT_TABLES = ("/proc/self/mountinfo", "/proc/mounts")
+"""Where the kernel lists this process's mounts, the first that can be read taken."""
+
+
 def refuse_network_fs(directory: Path, key: str, fix: str = FIX) -> None:
     """Raise ConfigError (naming `key`, what chose the place, and `fix`) when `directory` (or, not made yet, its
     nearest parent) is on a network file system."""
     existing = next(p for p in (directory, *directory.parents) if p.exists())
-    mounts = next((text for name in ("/proc/self/mountinfo", "/proc/mounts") if (text := _read(name))), "")
+    mounts = next((text for name in MOUNT_TABLES if (text := _read(name))), "")
     fstype = mount_type(existing.resolve(), mounts)
     if fstype in NETWORK_FS:
         raise ConfigError(f"{directory} is on a network file system ({fstype}), where SQLite's locking is not "
@@ -106,7 +111,7 @@ def refuse_network_fs(directory: Path, key: str, fix: str = FIX) -> None:
 
 def _read(name: str) -> str:
     try:
-        return Path(name).read_text(encoding="utf-8", errors="replace")
+        return proc_text(name)
     except OSError:
         return ""
 

@@ -21,13 +21,13 @@ from typing import Any, Callable
 from benchrun.archive.dirlock import no_link, own_file
 from benchrun.compiler.scoring import MAX_METRICS, MAX_NAME, Metric, Scorer, source_sha256
 from benchrun.compiler.usercode import imported_as
+from benchrun.core.codeenv import code_env
 from benchrun.core.errors import refused_by_system
 from benchrun.core.jsonwords import bytes_said
 from benchrun.core.metricvalue import in_bounds
 from benchrun.core.records import ErrorInfo
 from benchrun.core.runclock import RUN_CLOCK
 from benchrun.core.scratch import remove_scratch, scratch_folder
-from benchrun.core.secrets import SECRETS
 from benchrun.core.text import CONTROL, one_line
 from benchrun.execute.proctree import end_tree
 
@@ -207,7 +207,7 @@ class ScorerProcess:
                 lambda: _Pipe(self._line, self._exited, self._printed, self._reply_bytes, scratch), sys.executable,
                 "-m", "benchrun.execute.scorer_worker", str(os.getpid()), stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-                env={**SECRETS.child_env(), "TMPDIR": scratch}, process_group=0)
+                env=code_env(scratch), process_group=0)
         except BaseException:
             remove_scratch(scratch)
             raise
