@@ -21,10 +21,15 @@ Fixed:
      outright, left `running`, or, once the benchmark's code was imported, the alarm was stopped with the timers that
      code might have set, and the run went on past its limit. SIGALRM now ends a run as interrupted, as SIGTERM does,
      and the timers are set back after the import as they were (`core.interrupts.handling_now`).
+   - Standard output left non-blocking (O_NONBLOCK, a Node.js or ssh session's): Python dropped what a slow reader's
+     pipe could not take yet, without a word: `benchrun-audit export RUN | slow` gave 64 KiB of 416 KB, exit 0.
+     Standard output and error are made blocking (`core.stdfds.open_standard_fds`).
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 import shutil
@@ -39,7 +44,7 @@ from benchrun.core import cpus, procfs
 from benchrun.core.errors import EXIT, ConfigError
 from benchrun.execute import cacheplace
 from benchrun.testing.inprocess import child_env
-from benchrun.testing.lab import Lab
+from benchrun.testing.lab import Lab, wait_for
 from benchrun.testing.ollama_server import FakeOllama
 from tests.helpers.auditcli import audit
 from tests.helpers.benchfiles import write_bench
@@ -204,3 +209,31 @@ def test_a_time_limits_sigalrm_ends_a_run_as_interrupted(tmp_path):
     assert (proc.returncode, err) == (EXIT["interrupted"], (
         f"benchrun: error: interrupted by SIGALRM: run {run_id} is recorded as 'interrupted' with 2 of 4 samples (1 "
         f"not graded yet) in {run_dir}; finish it with: benchrun-audit resume {run_dir}\n"))
+
+
+def test_an_export_to_a_non_blocking_pipe_read_late_is_whole(tmp_path):
+    run_dir = make_run(tmp_path, models=("llama3.2",))
+    audit(tmp_path, "export", str(run_dir), "--output", str(tmp_path / "whole.csv"))
+    whole = (tmp_path / "whole.csv").read_bytes()
+    read, write = os.pipe()
+    fcntl.fcntl(write, fcntl.F_SETPIPE_SZ, PAGE)
+    os.set_blocking(write, False)
+    with subprocess.Popen([sys.executable, "-m", "benchrun.audit", "export", str(run_dir)], cwd=tmp_path,
+                          env=child_env(), stdout=write) as exporting:
+        os.close(write)
+        wait_for(lambda: exporting.poll() is not None or _writing_a_full_pipe(exporting.pid), timeout=60)
+        with os.fdopen(read, "rb") as reader:
+            exported = reader.read()
+    assert (exporting.returncode, len(whole) > 2 * PAGE, len(exported)) == (0, True, len(whole))
+    assert exported == whole
+
+
+PAGE = 4096
+"""The smallest size a pipe takes (F_SETPIPE_SZ), a memory page."""
+
+
+def _writing_a_full_pipe(pid: int) -> bool:
+    """Whether process `pid` waits to write to a pipe that is full (the kernel's wait channel)."""
+    with contextlib.suppress(OSError):
+        return Path(f"/proc/{pid}/wchan").read_text().endswith("pipe_write")
+    return False

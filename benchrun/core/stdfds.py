@@ -22,12 +22,16 @@ OUTPUT_FDS = (1, 2)
 
 def open_standard_fds() -> None:
     """Open /dev/null on each of 0, 1 and 2 that is closed (os.open takes the lowest free number), inheritable as a
-    standard descriptor is: child processes get it too."""
+    standard descriptor is: child processes get it too. And make 1 and 2 block: one a parent left non-blocking
+    (O_NONBLOCK, which exec keeps: a Node.js or ssh session's) had Python drop what a slow reader's pipe could not
+    take yet, without a word (`benchrun-audit export RUN | slow` cut at 64 KiB, exit 0)."""
     for fd in STANDARD_FDS:
         try:
             os.fstat(fd)
         except OSError:
             os.set_inheritable(os.open(os.devnull, os.O_RDWR), True)
+    for fd in OUTPUT_FDS:
+        os.set_blocking(fd, True)
 
 
 def encodable_streams() -> None:
