@@ -41,6 +41,7 @@ from benchrun.compiler.scoring import metrics, scorers_in, source_sha256
 from benchrun.core.errors import BenchrunError, os_problem
 from benchrun.core.interrupts import handling_now, ignore_terminal_signals
 from benchrun.core.text import message_of, one_line
+from benchrun.execute import cenviron
 from benchrun.execute.proctree import reap_below
 
 Scorer = Callable[[str, Any], Any]
@@ -112,13 +113,14 @@ class _Found:
     end); so did a name it set or replaced among the builtins (`builtins.round = ...`: the next sample's scorer
     rounded with it, or the process's own `len` broke), and the decimal context (`decimal.getcontext().prec = 2`);
     a time zone it set (`TZ` and `time.tzset()`, or `os.putenv('TZ', ...)`, which os.environ does not show) stayed in
-    force though $TZ was put back; so did the interpreter's
+    force though $TZ was put back; so did any variable set past os.environ (`os.putenv`, ctypes' `setenv` or
+    `unsetenv`), which the later calls' subprocesses inherited (`cenviron`); so did the interpreter's
     settings of SETTINGS it changed, and a standard descriptor it replaced (`os.dup2(devnull, 2)` to quiet a library,
     left so: nothing a later call printed reached the log)."""
 
     def __init__(self) -> None:
         self.cwd, self.environ, self.signals = os.getcwd(), dict(os.environ), handling_now()
-        self.environment = os.environ
+        self.environment, self.c_environ = os.environ, cenviron.c_environ()
         self.builtins, self.decimal = dict(vars(builtins)), decimal.getcontext().copy()
         self.umask = os.umask(0o022)
         os.umask(self.umask)
@@ -144,9 +146,8 @@ class _Found:
         if os.environ != self.environ:
             os.environ.clear()
             os.environ.update(self.environ)
-            time.tzset()  # the time zone as $TZ now says
-        if _zone() != self.zone:  # one set past os.environ: os.putenv('TZ', ...), then time.tzset()
-            os.putenv("TZ", self.environ["TZ"]) if "TZ" in self.environ else os.unsetenv("TZ")
+        cenviron.put_back(self.c_environ)  # what the scorer set past os.environ: os.putenv, ctypes' setenv
+        if _zone() != self.zone:  # the time zone as $TZ now says, where the scorer called time.tzset()
             time.tzset()
         with contextlib.suppress(OSError):  # a directory the scorer removed: the calls after go on where they are
             os.chdir(self.cwd)
