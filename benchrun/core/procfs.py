@@ -23,7 +23,7 @@ def boot_id() -> str:
 def status_field(name: str) -> str | None:
     """The field `name` of this process's /proc/self/status (`Umask`: `0022`); None where /proc cannot say."""
     try:
-        lines = (PROC / "self" / "status").read_text().splitlines()
+        lines = _text(PROC / "self" / "status").splitlines()
     except OSError:
         return None
     return next((line.split(":", 1)[1].strip() for line in lines if line.startswith(f"{name}:")), None)
@@ -33,9 +33,15 @@ def stat_fields(pid: int | str) -> list[str] | None:
     """The fields of /proc/PID/stat after the command's name (which may hold spaces and parentheses); None when they
     cannot be read (the process gone, no /proc)."""
     try:
-        return (PROC / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()
+        return _text(PROC / str(pid) / "stat").rsplit(")", 1)[1].split()
     except (OSError, IndexError):
         return None
+
+
+def _text(path: Path) -> str:
+    """A file of /proc as text: a process's name in it is whatever bytes it was given (`prctl(PR_SET_NAME, ...)`, a
+    program's file name), UTF-8 or not."""
+    return path.read_bytes().decode("utf-8", errors="replace")
 
 
 def descendants(*pids: int) -> set[int]:

@@ -2,6 +2,19 @@
 
 from __future__ import annotations
 
+import contextlib
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Iterator
+
+from benchrun.core.errors import EXIT
+from benchrun.testing.chat import Reply
+from benchrun.testing.ollama_server import FakeOllama
+from tests.helpers.commands import call_benchrun
+from tests.helpers.p24_execute import asked, once
+
 SETTING_PAST_ENVIRON = """import ctypes
 import os
 import subprocess
@@ -23,3 +36,31 @@ def s(response, values):
 """A scorer that says which of the variables an earlier call set past os.environ its subprocess (`env`) inherited
 (`os.putenv`, ctypes' `setenv`, an entry of an empty name by ctypes' `putenv`), and whether PATH, which an earlier
 call removed past os.environ, is still there; then sets and removes each so."""
+
+
+
+def counted(tmp_path: Path, chat: int, answer: int, loaded: int | None, *args: str) -> tuple[Any, Any, int, list[str]]:
+    """What a run against a fake Ollama that says (/api/ps) it `loaded` the model with that context length recorded
+    of the sample whose answer says it counted `chat` tokens of the chat and `answer` of the answer (as a list: its
+    text, error, attempts and failed attempts' messages, the fake's URL said `{url}`)."""
+    responder = once(Reply(content='{"answer": 6}', prompt_eval_count=chat, eval_count=answer))
+    with FakeOllama(models=["llama3.2"], responder=responder, context_length=loaded) as fake:
+        done = call_benchrun(f"runner.host={fake.url}", "cache=false", "task.only=[product]",
+                             f"outputs={tmp_path / 'outputs'}", *args, cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+    return json.loads(json.dumps(asked(done.stdout)).replace(fake.url, "{url}"))
+
+
+NAMING = ("import ctypes, sys\nctypes.CDLL(None).prctl(15, b'\\xffp36', 0, 0, 0)\nprint('named', flush=True)\n"
+          "sys.stdin.read()\n")
+"""A child process that names itself with a byte that is no UTF-8 (PR_SET_NAME), says so, and waits for its stdin to
+close."""
+
+
+@contextlib.contextmanager
+def oddly_named() -> Iterator[int]:
+    """The pid of a child process named `\\xffp36`, ended as the block ends."""
+    with subprocess.Popen([sys.executable, "-c", NAMING], stdin=subprocess.PIPE, stdout=subprocess.PIPE) as child:
+        assert child.stdout is not None and child.stdout.readline() == b"named\n"
+        yield child.pid
+        child.communicate()
