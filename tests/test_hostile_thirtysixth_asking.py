@@ -4,6 +4,19 @@
    an entry of an empty name by ctypes' `putenv`) reached every later call's subprocesses: only TZ was put back. The
    process's C environment is read as the first call found it and put back whole where it differs
    (`execute.cenviron`, in `scorer_worker._Found`); the time zone is set anew where it differs after
+2. a chat longer than the model's context was cut by Ollama unsaid (its start dropped to fit, or to go on answering),
+   and its answer recorded and scored as the answer to the whole chat, where the embedded engine refuses it
+   (`ContextFull`). One rule for both: where Ollama's counts say the chat and its answer outgrew the context
+   (runner.options.num_ctx where set, else the length /api/ps says the model was loaded with), the sample's error is
+   `Refused: ContextFull: ...`, not asked again, not counted by fail-fast (`runners.ollama.OllamaRunner._seen_whole`)
+3. a process anywhere on the machine whose name is bytes that are no UTF-8 (`prctl(PR_SET_NAME, b"\\xff...")`, a
+   program's file name) made the end of every run a traceback (UnicodeDecodeError reading /proc/PID/stat as the
+   scorer process's tree was ended), and a lock's writer check too: /proc's files are read as bytes, a name that is
+   no UTF-8 replaced (`core.procfs._text`, a shared module)
+4. a busy answer's Retry-After date was measured from this machine's clock, not the server's: a server an hour ahead
+   asking to be asked again in 5 s was read as asking 3605 s, and its sample failed `not asked again` (a preflight
+   refused); one behind asking an hour was asked again at once. A date is measured from the answer's own Date where
+   it has one (`runners.retryafter.retry_after_s`)
 """
 
 from __future__ import annotations
@@ -13,8 +26,9 @@ import os
 import pytest
 
 from benchrun.core.procfs import PARENT, descendants, stat_fields
+from tests.helpers.p34_asking import first_answered
 from tests.helpers.p35_asking import scores_of
-from tests.helpers.p36_asking import SETTING_PAST_ENVIRON, counted, oddly_named
+from tests.helpers.p36_asking import SETTING_PAST_ENVIRON, clocked, counted, oddly_named
 
 
 @pytest.mark.slow  # the scorer process is a real subprocess
@@ -48,3 +62,22 @@ def test_an_ollama_chat_and_answer_within_its_context_are_taken(tmp_path, chat, 
 def test_a_process_named_in_bytes_that_are_no_utf8_is_read_from_proc():
     with oddly_named() as pid:
         assert (pid in descendants(os.getpid()), int(stat_fields(pid)[PARENT])) == (True, os.getpid())
+
+
+AHEAD, BEHIND = "Fri, 01 Jan 2100 00:00:00 GMT", ("Mon, 01 Jan 2001 00:00:00 GMT", "Mon, 01 Jan 2001 01:00:00 GMT")
+"""A server's clock far ahead of this machine's, asking to be asked again now by its clock; one far behind, asking an
+hour."""
+
+
+@pytest.mark.parametrize(("runner", "status"), [("ollama", "503 Service Unavailable"),
+                                                ("openai", "429 Too Many Requests")])
+def test_a_retry_after_date_is_measured_from_the_answers_own_date(tmp_path, runner, status):
+    assert first_answered(tmp_path, runner, clocked(status, AHEAD, AHEAD)) == (
+        '{"answer": 6}', None, 2, [f"HTTP {status.split()[0]}: busy"])
+
+
+def test_a_long_wait_a_server_whose_clock_is_behind_asks_is_not_waited(tmp_path):
+    message = (f"HTTP 503: busy; the server asks to be asked again after Retry-After: {BEHIND[1]}, longer than a "
+               "request may take (runner.timeout_s=120 s): not asked again")
+    assert first_answered(tmp_path, "ollama", clocked("503 Service Unavailable", *BEHIND)) == (
+        None, {"type": "ResponseError", "message": message}, 1, [message])

@@ -14,6 +14,7 @@ from benchrun.testing.chat import Reply
 from benchrun.testing.ollama_server import FakeOllama
 from tests.helpers.commands import call_benchrun
 from tests.helpers.p24_execute import asked, once
+from tests.helpers.p35_asking import BUSY
 
 SETTING_PAST_ENVIRON = """import ctypes
 import os
@@ -64,3 +65,11 @@ def oddly_named() -> Iterator[int]:
         assert child.stdout is not None and child.stdout.readline() == b"named\n"
         yield child.pid
         child.communicate()
+
+
+def clocked(status: str, date: str, after: str) -> bytes:
+    """A whole HTTP response of `status` saying it is busy, sent at `date` by the server's clock (its Date), asking
+    to be asked again at `after` (Retry-After, a date)."""
+    head = [f"HTTP/1.1 {status}", "Content-Type: application/json", f"Date: {date}", f"Retry-After: {after}",
+            f"Content-Length: {len(BUSY)}", "Connection: close"]
+    return "\r\n".join(head).encode() + b"\r\n\r\n" + BUSY

@@ -206,7 +206,7 @@ def _handshake_failed(err: BaseException | None, url: str, key: str) -> str | No
 def asked_again(line: str, headers: Mapping[str, str], policy: RunnerConfig) -> Retryable | Refused:
     """The error of an answer worth another try, as the server said it (`line`): Retryable after the wait its
     Retry-After asks, where that is within the request's timeout_s; else Refused, saying the wait asked is longer."""
-    after = retry_after_s(headers.get("Retry-After"))
+    after = retry_after_s(headers)
     if after is not None and after > policy.timeout_s:
         return Refused(f"{line}; the server asks to be asked again after Retry-After: "
                        f"{one_line(headers['Retry-After'].strip(), 40)}, longer than a request may take "
