@@ -17,6 +17,9 @@
    asking to be asked again in 5 s was read as asking 3605 s, and its sample failed `not asked again` (a preflight
    refused); one behind asking an hour was asked again at once. A date is measured from the answer's own Date where
    it has one (`runners.retryafter.retry_after_s`)
+5. Ollama's answer saying it only loaded or unloaded the model (`done_reason: "load"`, `"unload"`: its answer to a chat
+   of no messages, which generates nothing) was taken as the model's answer, empty, and scored: it is no answer to the
+   chat benchrun asked, and is asked again as a broken one is (`runners.ollama.UNASKED`)
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ import pytest
 from benchrun.core.procfs import PARENT, descendants, stat_fields
 from tests.helpers.p34_asking import first_answered
 from tests.helpers.p35_asking import scores_of
-from tests.helpers.p36_asking import SETTING_PAST_ENVIRON, clocked, counted, oddly_named
+from tests.helpers.p36_asking import SETTING_PAST_ENVIRON, clocked, counted, ended, oddly_named
 
 
 @pytest.mark.slow  # the scorer process is a real subprocess
@@ -81,3 +84,10 @@ def test_a_long_wait_a_server_whose_clock_is_behind_asks_is_not_waited(tmp_path)
                "request may take (runner.timeout_s=120 s): not asked again")
     assert first_answered(tmp_path, "ollama", clocked("503 Service Unavailable", *BEHIND)) == (
         None, {"type": "ResponseError", "message": message}, 1, [message])
+
+
+@pytest.mark.parametrize(("reason", "did"), [("load", "loaded"), ("unload", "unloaded")])
+def test_an_ollama_answer_saying_it_only_loaded_the_model_is_asked_again(tmp_path, reason, did):
+    assert first_answered(tmp_path, "ollama", ended(reason)) == ('{"answer": 6}', None, 2, [
+        f"the answer says the server only {did} the model (done_reason: {reason}), as Ollama answers a chat of no "
+        "messages: no answer to this one, not taken as one"])

@@ -15,6 +15,7 @@ from benchrun.testing.ollama_server import FakeOllama
 from tests.helpers.commands import call_benchrun
 from tests.helpers.p24_execute import asked, once
 from tests.helpers.p35_asking import BUSY
+from tests.helpers.wire import wire
 
 SETTING_PAST_ENVIRON = """import ctypes
 import os
@@ -73,3 +74,9 @@ def clocked(status: str, date: str, after: str) -> bytes:
     head = [f"HTTP/1.1 {status}", "Content-Type: application/json", f"Date: {date}", f"Retry-After: {after}",
             f"Content-Length: {len(BUSY)}", "Connection: close"]
     return "\r\n".join(head).encode() + b"\r\n\r\n" + BUSY
+
+
+def ended(reason: str) -> bytes:
+    """A whole HTTP response of Ollama's answer, empty, that ended for `reason` (its done_reason)."""
+    return wire(json.dumps({"model": "llama3.2", "done": True, "done_reason": reason,
+                            "message": {"role": "assistant", "content": ""}}).encode())

@@ -42,6 +42,9 @@ from benchrun.execute.runners.ollamaread import DURATIONS, SET_ASIDE, as_typed_h
 from benchrun.execute.runners.retryafter import DIGEST_CHECK, PREFLIGHT, AskedLater, asked_later, heeding
 
 ollama = ollama_package()
+UNASKED = {"load": "loaded", "unload": "unloaded"}
+"""The done_reasons of Ollama's answer to a chat of no messages, which generates nothing, and what each says the
+server did instead; benchrun's chats always have messages, so such an answer (empty) is no answer to one."""
 LOADED_WAIT_S = 5.0
 """The longest the end of a run waits for the server to say what it loaded the model with (`OllamaRunner.loaded`):
 asked beside the run, after its first answer, it says so in milliseconds, or says nothing the run waits for."""
@@ -235,6 +238,10 @@ class OllamaRunner:
             SET_ASIDE.reset(token)
         if response.done is False:
             raise BrokenAnswer("the answer says it is not done (done: false): a part of an answer, not taken as one")
+        if response.done_reason in UNASKED:
+            raise BrokenAnswer(f"the answer says the server only {UNASKED[response.done_reason]} the model (done_reason: "
+                               f"{response.done_reason}), as Ollama answers a chat of no messages: no answer to this "
+                               "one, not taken as one")
         await self._seen_whole(response.prompt_eval_count, response.eval_count)
         return Completion.model_construct(  # from the client's validated ChatResponse: no second validation
             text=response.message.content or "", done_reason=response.done_reason,
