@@ -20,18 +20,24 @@
 5. Ollama's answer saying it only loaded or unloaded the model (`done_reason: "load"`, `"unload"`: its answer to a chat
    of no messages, which generates nothing) was taken as the model's answer, empty, and scored: it is no answer to the
    chat benchrun asked, and is asked again as a broken one is (`runners.ollama.UNASKED`)
+6. a scorer that seeds a random generator as it is imported (`random.seed(7)`, `numpy.random.seed(7)`) and draws in
+   its calls scored each sample by how many draws the samples scored before it took in that process: a rescore, a
+   resume or a process replaced after a timeout scored it anew. Each call starts with `random`'s state, and numpy's
+   global generator's where numpy is imported, as the first found (`execute.scorer_worker._generators`)
 """
 
 from __future__ import annotations
 
 import os
+import random
 
+import numpy
 import pytest
 
 from benchrun.core.procfs import PARENT, descendants, stat_fields
 from tests.helpers.p34_asking import first_answered
 from tests.helpers.p35_asking import scores_of
-from tests.helpers.p36_asking import SETTING_PAST_ENVIRON, clocked, counted, ended, oddly_named
+from tests.helpers.p36_asking import DRAWING, SETTING_PAST_ENVIRON, clocked, counted, ended, oddly_named
 
 
 @pytest.mark.slow  # the scorer process is a real subprocess
@@ -91,3 +97,9 @@ def test_an_ollama_answer_saying_it_only_loaded_the_model_is_asked_again(tmp_pat
     assert first_answered(tmp_path, "ollama", ended(reason)) == ('{"answer": 6}', None, 2, [
         f"the answer says the server only {did} the model (done_reason: {reason}), as Ollama answers a chat of no "
         "messages: no answer to this one, not taken as one"])
+
+
+@pytest.mark.slow  # the scorer process is a real subprocess
+def test_each_scorer_call_draws_from_the_random_generators_as_the_first_found(tmp_path):
+    first = {"s.r": random.Random(7).random(), "s.n": float(numpy.random.RandomState(7).random_sample())}
+    assert scores_of(tmp_path, DRAWING, n=2) == [(f"times7:a={a}", first, None) for a in range(2)]

@@ -80,3 +80,17 @@ def ended(reason: str) -> bytes:
     """A whole HTTP response of Ollama's answer, empty, that ended for `reason` (its done_reason)."""
     return wire(json.dumps({"model": "llama3.2", "done": True, "done_reason": reason,
                             "message": {"role": "assistant", "content": ""}}).encode())
+
+
+DRAWING = """import random
+
+import numpy
+
+random.seed(7)
+numpy.random.seed(7)
+
+
+def s(response, values):
+    return {"r": random.random(), "n": float(numpy.random.random())}
+"""
+"""A scorer that seeds the process's random generators as it is imported and draws from each in its calls."""
