@@ -22,8 +22,10 @@
    chat benchrun asked, and is asked again as a broken one is (`runners.ollama.UNASKED`)
 6. a scorer that seeds a random generator as it is imported (`random.seed(7)`, `numpy.random.seed(7)`) and draws in
    its calls scored each sample by how many draws the samples scored before it took in that process: a rescore, a
-   resume or a process replaced after a timeout scored it anew. Each call starts with `random`'s state, and numpy's
-   global generator's where numpy is imported, as the first found (`execute.scorer_worker._generators`)
+   resume or a process replaced after a timeout scored it anew; so did numpy's handling of floating-point errors a
+   scorer set (`numpy.seterr(all="raise")`: a later call's division by zero raised, where it gave inf). Each call
+   starts with `random`'s state, and numpy's global generator and error handling where numpy is imported, as the
+   first found (`execute.scorer_worker._held_by_libraries`)
 """
 
 from __future__ import annotations
@@ -100,6 +102,7 @@ def test_an_ollama_answer_saying_it_only_loaded_the_model_is_asked_again(tmp_pat
 
 
 @pytest.mark.slow  # the scorer process is a real subprocess
-def test_each_scorer_call_draws_from_the_random_generators_as_the_first_found(tmp_path):
-    first = {"s.r": random.Random(7).random(), "s.n": float(numpy.random.RandomState(7).random_sample())}
+def test_each_scorer_call_finds_the_random_generators_and_numpys_error_handling_as_the_first_found(tmp_path):
+    first = {"s.r": random.Random(7).random(), "s.n": float(numpy.random.RandomState(7).random_sample()),
+             "s.raising": 0}
     assert scores_of(tmp_path, DRAWING, n=2) == [(f"times7:a={a}", first, None) for a in range(2)]

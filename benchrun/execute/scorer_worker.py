@@ -10,10 +10,11 @@ prints (file descriptors 1 and 2) goes to the original stderr, which the run rea
 writes to the process's pipes (kept at 100 and above) is that call's error, a copy of the process it forks
 (`os.fork()`) ends as it returns from the call (never a second scorer process, reading calls and replying), and stdin
 gives it nothing (EOF: an `input()` or a `breakpoint()` left in ends its own call); each call starts in the working
-directory, environment (its time zone too), umask, resource limits, signal handling, builtins, decimal context and
-random generators the first found, no timer set; SIGINT, SIGHUP and SIGQUIT are ignored, so a terminal's signals
-reach the run, which decides. The process leads a process group of its own, which the run kills, with whatever the scorers started, when a
-call overruns its time limit, when the process dies, and when the run ends; the process the run starts stays above
+directory, environment (its time zone too), umask, resource limits, signal handling, builtins, decimal context,
+random generators and numpy's floating-point error handling the first found, no timer set; SIGINT, SIGHUP and
+SIGQUIT are ignored, so a terminal's signals reach the run, which decides. The process leads a process group of its
+own, which the run kills, with whatever the scorers started, when a call overruns its time limit, when the process
+dies, and when the run ends; the process the run starts stays above
 the scorers' as their reaper (`proctree.reap_below`), so what they start and leave stays below it, and it kills all
 below once the scorers' process or the run has ended, however (a run SIGKILLed could end nothing).
 """
@@ -114,8 +115,10 @@ class _Found:
     end); so did a name it set or replaced among the builtins (`builtins.round = ...`: the next sample's scorer
     rounded with it, or the process's own `len` broke), and the decimal context (`decimal.getcontext().prec = 2`);
     a time zone it set (`TZ` and `time.tzset()`, or `os.putenv('TZ', ...)`, which os.environ does not show) stayed in
-    force though $TZ was put back; so did a random generator's state (`_generators`); so did any variable set past os.environ (`os.putenv`, ctypes' `setenv` or
-    `unsetenv`), which the later calls' subprocesses inherited (`cenviron`); so did the interpreter's
+    force though $TZ was put back; so did what its libraries hold for every caller (`_held_by_libraries`: a random
+    generator's state, numpy's floating-point error handling); so did any variable set past os.environ
+    (`os.putenv`, ctypes' `setenv` or `unsetenv`), which the later calls' subprocesses inherited (`cenviron`); so
+    did the interpreter's
     settings of SETTINGS it changed, and a standard descriptor it replaced (`os.dup2(devnull, 2)` to quiet a library,
     left so: nothing a later call printed reached the log)."""
 
@@ -127,10 +130,10 @@ class _Found:
         os.umask(self.umask)
         self.limits, self.settings = limits_now(), [get() for get, _ in SETTINGS]
         self.standard, self.zone = {fd: (_kept(fd), _file_of(fd)) for fd in STANDARD}, _zone()
-        self.drawn = _generators()
+        self.held = _held_by_libraries()
 
     def put_back(self) -> None:
-        """Builtins, decimal context, signal handling (no timer set), limits, umask, SETTINGS, random generators,
+        """Builtins, decimal context, signal handling (no timer set), limits, umask, SETTINGS, what libraries hold,
         standard descriptors, environment (the time zone it says) and working directory as found; a limit whose hard bound the scorer
         lowered is put back as far as the process may raise it again."""
         put_back_names(vars(builtins), self.builtins)
@@ -141,8 +144,8 @@ class _Found:
         for (get, put), found in zip(SETTINGS, self.settings):
             if get() != found:
                 put(found)
-        for put, state in self.drawn:  # set whether or not drawn from: reading a state to compare costs more
-            put(state)
+        for put, held in self.held:  # set whether changed or not: reading a generator's state to compare costs more
+            put(held)
         for fd, (copy, file) in self.standard.items():
             if _file_of(fd) != file:
                 os.dup2(copy, fd)
@@ -157,14 +160,17 @@ class _Found:
             os.chdir(self.cwd)
 
 
-def _generators() -> list[tuple[Callable[[Any], Any], Any]]:
-    """The random generators of the process a scorer may draw from, each with a setter and its state now: `random`'s,
-    and numpy's global one (`numpy.random.seed`, `rand`) where a scorer imported numpy. A scorer seeding one as it is
-    imported (`random.seed(0)`) and drawing in its calls scored each sample by how many draws the samples before it
-    took, so a rescore, a resume or a replaced process scored it anew."""
+def _held_by_libraries() -> list[tuple[Callable[[Any], Any], Any]]:
+    """What the process's libraries hold for every caller that a scorer may change, each with a setter and its value
+    now: `random`'s generator, and where a scorer imported numpy its global generator (`numpy.random.seed`, `rand`)
+    and its handling of floating-point errors (`numpy.seterr(all="raise")`: a later call's division by zero raised
+    FloatingPointError, where it gave inf). A scorer seeding a generator as it is imported (`random.seed(0)`) and
+    drawing in its calls scored each sample by how many draws the samples before it took, so a rescore, a resume or a
+    replaced process scored it anew."""
     found: list[tuple[Callable[[Any], Any], Any]] = [(random.setstate, random.getstate())]
-    if (numpy := sys.modules.get("numpy.random")) is not None:
-        found.append((numpy.set_state, numpy.get_state()))
+    if (numpy := sys.modules.get("numpy")) is not None and hasattr(numpy, "seterr"):
+        found += [(numpy.random.set_state, numpy.random.get_state()), (lambda errors: numpy.seterr(**errors),
+                                                                       numpy.geterr())]
     return found
 
 

@@ -91,6 +91,9 @@ numpy.random.seed(7)
 
 
 def s(response, values):
-    return {"r": random.random(), "n": float(numpy.random.random())}
+    drawn = {"r": random.random(), "n": float(numpy.random.random()), "raising": int(numpy.geterr()["divide"] == "raise")}
+    numpy.seterr(all="raise")
+    return drawn
 """
-"""A scorer that seeds the process's random generators as it is imported and draws from each in its calls."""
+"""A scorer that seeds the process's random generators as it is imported and draws from each in its calls, says
+whether numpy raises on a division by zero, then makes it raise."""
