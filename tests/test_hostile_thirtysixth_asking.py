@@ -26,6 +26,9 @@
    scorer set (`numpy.seterr(all="raise")`: a later call's division by zero raised, where it gave inf). Each call
    starts with `random`'s state, and numpy's global generator and error handling where numpy is imported, as the
    first found (`execute.scorer_worker._held_by_libraries`)
+7. a chat answer whose message is not the assistant's (`"role": "user"`, a server echoing the chat back; `"tool"`, a
+   number) was taken as the model's answer and scored: refused by both runners, as an answer of no chat's shape is
+   (`runners.base.not_the_models`)
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ import pytest
 from benchrun.core.procfs import PARENT, descendants, stat_fields
 from tests.helpers.p34_asking import first_answered
 from tests.helpers.p35_asking import scores_of
-from tests.helpers.p36_asking import DRAWING, SETTING_PAST_ENVIRON, clocked, counted, ended, oddly_named
+from tests.helpers.p36_asking import DRAWING, SETTING_PAST_ENVIRON, clocked, counted, echoed, ended, oddly_named
 
 
 @pytest.mark.slow  # the scorer process is a real subprocess
@@ -106,3 +109,14 @@ def test_each_scorer_call_finds_the_random_generators_and_numpys_error_handling_
     first = {"s.r": random.Random(7).random(), "s.n": float(numpy.random.RandomState(7).random_sample()),
              "s.raising": 0}
     assert scores_of(tmp_path, DRAWING, n=2) == [(f"times7:a={a}", first, None) for a in range(2)]
+
+
+@pytest.mark.parametrize(("runner", "role", "said"), [
+    ("ollama", "user", "Refused: not Ollama's chat answer"), ("ollama", "tool", "Refused: not Ollama's chat answer"),
+    ("openai", "user", "APIError: not a chat completion"), ("openai", 3, "APIError: not a chat completion")])
+def test_a_chat_answer_that_is_not_the_assistants_is_refused(tmp_path, runner, role, said):
+    kind, words = said.split(": ", 1)
+    shown = f'"{role}"' if isinstance(role, str) else "a number"
+    message = f"{words}: its message's role is {shown}, where the model's answer is the assistant's"
+    assert first_answered(tmp_path, runner, echoed(runner, role)) == (None, {"type": kind, "message": message}, 1,
+                                                                      [message])

@@ -97,3 +97,11 @@ def s(response, values):
 """
 """A scorer that seeds the process's random generators as it is imported and draws from each in its calls, says
 whether numpy raises on a division by zero, then makes it raise."""
+
+
+def echoed(runner: str, role: Any) -> bytes:
+    """A whole HTTP response of `runner`'s chat answer whose message is of `role` (a server echoing the chat back)."""
+    message = {"role": role, "content": '{"answer": 6}'}
+    body = {"model": "llama3.2", "done": True, "message": message} if runner == "ollama" else {
+        "choices": [{"message": message}]}
+    return wire(json.dumps(body).encode())

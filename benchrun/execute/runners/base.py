@@ -301,6 +301,15 @@ def json_kind(value: Any) -> str:
     return kinds.get(type(value), "null" if value is None else "a string")
 
 
+def not_the_models(role: Any) -> str | None:
+    """Why an answer whose message is of `role` is not the model's (a server echoing the chat back: `user`), or None
+    for the assistant's, or a role not given."""
+    if role is None or role == "assistant":
+        return None
+    said = one_line(json.dumps(role), 40) if isinstance(role, str) else json_kind(role)
+    return f"its message's role is {said}, where the model's answer is the assistant's"
+
+
 def tools_called(calls: Any) -> str:
     """The tool calls an answer makes, as their JSON text (`extra.tool_calls`): benchrun offers no tools, so a server's
     calls are kept as they came, for the archive holds all that came back (the call may be where the answer is)."""

@@ -27,6 +27,7 @@ from benchrun.execute.runners.base import (
     Unreachable,
     asked_again,
     json_kind,
+    not_the_models,
     refusal_line,
     resolvable,
     there_unanswered,
@@ -238,6 +239,8 @@ class OllamaRunner:
             SET_ASIDE.reset(token)
         if response.done is False:
             raise BrokenAnswer("the answer says it is not done (done: false): a part of an answer, not taken as one")
+        if said := not_the_models(response.message.role):
+            raise Refused(f"not Ollama's chat answer: {said}")
         if response.done_reason in UNASKED:
             raise BrokenAnswer(f"the answer says the server only {UNASKED[response.done_reason]} the model (done_reason: "
                                f"{response.done_reason}), as Ollama answers a chat of no messages: no answer to this "
