@@ -29,6 +29,10 @@
 7. a chat answer whose message is not the assistant's (`"role": "user"`, a server echoing the chat back; `"tool"`, a
    number) was taken as the model's answer and scored: refused by both runners, as an answer of no chat's shape is
    (`runners.base.not_the_models`)
+8. a scorer that changed how stdout or stderr encodes (`sys.stdout.reconfigure(encoding="ascii")`: the same object,
+   which the put-back of 35's 5. compares by identity) left it so: a later call's `print("café")` raised
+   UnicodeEncodeError, that sample's error. Each is put back to the encoding, errors, line buffering and write-through
+   the first call found (`execute.scorer_worker._restream`)
 """
 
 from __future__ import annotations
@@ -42,7 +46,16 @@ import pytest
 from benchrun.core.procfs import PARENT, descendants, stat_fields
 from tests.helpers.p34_asking import first_answered
 from tests.helpers.p35_asking import scores_of
-from tests.helpers.p36_asking import DRAWING, SETTING_PAST_ENVIRON, clocked, counted, echoed, ended, oddly_named
+from tests.helpers.p36_asking import (
+    DRAWING,
+    RECODING,
+    SETTING_PAST_ENVIRON,
+    clocked,
+    counted,
+    echoed,
+    ended,
+    oddly_named,
+)
 
 
 @pytest.mark.slow  # the scorer process is a real subprocess
@@ -120,3 +133,9 @@ def test_a_chat_answer_that_is_not_the_assistants_is_refused(tmp_path, runner, r
     message = f"{words}: its message's role is {shown}, where the model's answer is the assistant's"
     assert first_answered(tmp_path, runner, echoed(runner, role)) == (None, {"type": kind, "message": message}, 1,
                                                                       [message])
+
+
+@pytest.mark.slow  # the scorer process is a real subprocess
+def test_how_stdout_and_stderr_encode_is_put_back_after_each_call(tmp_path):
+    assert scores_of(tmp_path, RECODING, n=2) == [(f"times7:a={a}", {"s.stdout": 1, "s.stderr": 1}, None)
+                                                  for a in range(2)]

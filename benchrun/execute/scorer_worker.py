@@ -26,6 +26,7 @@ import contextlib
 import decimal
 import fcntl
 import gc
+import io
 import json
 import locale
 import os
@@ -93,7 +94,7 @@ SETTINGS: tuple[tuple[Callable[[], Any], Callable[[Any], Any]], ...] = (
      lambda found: setattr(sys, "path", list(found))),
     *([(lambda: os.sched_getaffinity(0), lambda found: os.sched_setaffinity(0, found))]
       if hasattr(os, "sched_getaffinity") else []),
-    *((lambda name=name: getattr(sys, name), lambda found, name=name: setattr(sys, name, found))
+    *((lambda name=name: _stream(name), lambda found, name=name: _restream(name, *found))
       for name in ("stdin", "stdout", "stderr")))
 """The interpreter's settings a scorer may change for its own work, each read and set back (`_Found`), none of which
 may reach the calls after it: a locale (`locale.setlocale(LC_NUMERIC, ...)`: their `locale.atof` read numbers by it), a
@@ -103,7 +104,26 @@ collector turned off or retuned, a recursion limit or a bound on the digits of a
 `sys.set_int_max_str_digits(640)`: their own work a RecursionError, a ValueError), the module search path
 (`sys.path.append`, or `sys.path` bound to another value), the CPUs the process may run on
 (`os.sched_setaffinity(0, {0})`, where the system has it), the standard streams (`sys.stdin = io.StringIO(...)`:
-their `input()` read what an earlier call left there, where it reads nothing)."""
+their `input()` read what an earlier call left there, where it reads nothing), and how stdout and stderr encode
+(`sys.stdout.reconfigure(encoding="ascii")`: the same object, so a later call's `print("café")` raised
+UnicodeEncodeError)."""
+
+
+def _stream(name: str) -> tuple[Any, tuple[Any, ...] | None]:
+    """A standard stream of `sys`, and how it encodes where it is a text stream that writes."""
+    stream = getattr(sys, name)
+    if name == "stdin" or not isinstance(stream, io.TextIOWrapper):
+        return stream, None
+    return stream, (stream.encoding, stream.errors, stream.line_buffering, stream.write_through)
+
+
+def _restream(name: str, stream: Any, coding: tuple[Any, ...] | None) -> None:
+    """`sys.<name>` bound to `stream` again, encoding as `coding` says (`_stream`)."""
+    setattr(sys, name, stream)
+    if coding is not None and _stream(name)[1] != coding:
+        encoding, errors, line_buffering, write_through = coding
+        stream.reconfigure(encoding=encoding, errors=errors, line_buffering=line_buffering,
+                           write_through=write_through)
 
 
 class _Found:

@@ -105,3 +105,20 @@ def echoed(runner: str, role: Any) -> bytes:
     body = {"model": "llama3.2", "done": True, "message": message} if runner == "ollama" else {
         "choices": [{"message": message}]}
     return wire(json.dumps(body).encode())
+
+
+RECODING = """import sys
+
+
+def s(response, values):
+    printed = {}
+    for name in ("stdout", "stderr"):
+        try:
+            print("café", file=getattr(sys, name))
+            printed[name] = 1
+        except UnicodeEncodeError:
+            printed[name] = 0
+        getattr(sys, name).reconfigure(encoding="ascii", errors="strict")
+    return printed
+"""
+"""A scorer that says whether `café` prints to stdout and stderr, then has each encode in ASCII, strictly."""
