@@ -33,6 +33,9 @@
    which the put-back of 35's 5. compares by identity) left it so: a later call's `print("café")` raised
    UnicodeEncodeError, that sample's error. Each is put back to the encoding, errors, line buffering and write-through
    the first call found (`execute.scorer_worker._restream`)
+9. an import finder or path hook a scorer added (`sys.meta_path.insert(0, finder)`, `sys.path_hooks.append(...)`, as
+   an import hook of typeguard's or pyximport's is installed) stayed for every later call's imports: both are put
+   back as the first call found them, as sys.path is (`execute.scorer_worker.SETTINGS`)
 """
 
 from __future__ import annotations
@@ -48,6 +51,7 @@ from tests.helpers.p34_asking import first_answered
 from tests.helpers.p35_asking import scores_of
 from tests.helpers.p36_asking import (
     DRAWING,
+    HOOKING,
     RECODING,
     SETTING_PAST_ENVIRON,
     clocked,
@@ -139,3 +143,9 @@ def test_a_chat_answer_that_is_not_the_assistants_is_refused(tmp_path, runner, r
 def test_how_stdout_and_stderr_encode_is_put_back_after_each_call(tmp_path):
     assert scores_of(tmp_path, RECODING, n=2) == [(f"times7:a={a}", {"s.stdout": 1, "s.stderr": 1}, None)
                                                   for a in range(2)]
+
+
+@pytest.mark.slow  # the scorer process is a real subprocess
+def test_an_import_finder_or_path_hook_a_scorer_adds_does_not_reach_the_next_call(tmp_path):
+    assert scores_of(tmp_path, HOOKING, n=2) == [(f"times7:a={a}", {"s.finders": 0, "s.hooks": 0}, None)
+                                                 for a in range(2)]

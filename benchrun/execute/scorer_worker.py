@@ -90,8 +90,8 @@ SETTINGS: tuple[tuple[Callable[[], Any], Callable[[Any], Any]], ...] = (
     (gc.isenabled, lambda enabled: gc.enable() if enabled else gc.disable()),
     (gc.get_threshold, lambda found: gc.set_threshold(*found)), (sys.getrecursionlimit, sys.setrecursionlimit),
     (sys.get_int_max_str_digits, sys.set_int_max_str_digits),
-    (lambda: list(sys.path) if isinstance(sys.path, list) else sys.path,
-     lambda found: setattr(sys, "path", list(found))),
+    *((lambda name=name: list(found) if isinstance(found := getattr(sys, name), list) else found,
+       lambda found, name=name: setattr(sys, name, list(found))) for name in ("path", "meta_path", "path_hooks")),
     *([(lambda: os.sched_getaffinity(0), lambda found: os.sched_setaffinity(0, found))]
       if hasattr(os, "sched_getaffinity") else []),
     *((lambda name=name: _stream(name), lambda found, name=name: _restream(name, *found))
@@ -102,7 +102,8 @@ trace or profile function (`sys.settrace`, a profiler left enabled: run on every
 timeout (`socket.setdefaulttimeout(0.001)`: their requests timed out), a thread switch interval, the garbage
 collector turned off or retuned, a recursion limit or a bound on the digits of an int (`sys.setrecursionlimit(200)`,
 `sys.set_int_max_str_digits(640)`: their own work a RecursionError, a ValueError), the module search path
-(`sys.path.append`, or `sys.path` bound to another value), the CPUs the process may run on
+(`sys.path.append`, or `sys.path` bound to another value) and the import system's finders and path hooks
+(`sys.meta_path.insert(0, finder)`: a later call's imports went through it), the CPUs the process may run on
 (`os.sched_setaffinity(0, {0})`, where the system has it), the standard streams (`sys.stdin = io.StringIO(...)`:
 their `input()` read what an earlier call left there, where it reads nothing), and how stdout and stderr encode
 (`sys.stdout.reconfigure(encoding="ascii")`: the same object, so a later call's `print("café")` raised

@@ -122,3 +122,24 @@ def s(response, values):
     return printed
 """
 """A scorer that says whether `café` prints to stdout and stderr, then has each encode in ASCII, strictly."""
+
+
+HOOKING = """import sys
+
+FINDERS, HOOKS = len(sys.meta_path), len(sys.path_hooks)
+
+
+def s(response, values):
+    hooked = {"finders": len(sys.meta_path) - FINDERS, "hooks": len(sys.path_hooks) - HOOKS}
+    sys.meta_path.insert(0, Finder())
+    sys.path_hooks.append(lambda entry: None)
+    return hooked
+
+
+class Finder:
+    @staticmethod
+    def find_spec(name, path=None, target=None):
+        return None
+"""
+"""A scorer that says how many import finders and path hooks the process has beyond those it was imported with,
+then adds one of each."""
