@@ -36,6 +36,10 @@
 9. an import finder or path hook a scorer added (`sys.meta_path.insert(0, finder)`, `sys.path_hooks.append(...)`, as
    an import hook of typeguard's or pyximport's is installed) stayed for every later call's imports: both are put
    back as the first call found them, as sys.path is (`execute.scorer_worker.SETTINGS`)
+10. a trace or profile function a scorer set for the threads started after (`threading.settrace`,
+    `threading.setprofile`) and the stack size it gave them (`threading.stack_size(...)`: a small one crashes a later
+    call's thread, the process's end blamed on that sample) reached every later call: put back as `sys.settrace`'s
+    is (`execute.scorer_worker.SETTINGS`)
 """
 
 from __future__ import annotations
@@ -54,6 +58,7 @@ from tests.helpers.p36_asking import (
     HOOKING,
     RECODING,
     SETTING_PAST_ENVIRON,
+    THREADING,
     clocked,
     counted,
     echoed,
@@ -149,3 +154,9 @@ def test_how_stdout_and_stderr_encode_is_put_back_after_each_call(tmp_path):
 def test_an_import_finder_or_path_hook_a_scorer_adds_does_not_reach_the_next_call(tmp_path):
     assert scores_of(tmp_path, HOOKING, n=2) == [(f"times7:a={a}", {"s.finders": 0, "s.hooks": 0}, None)
                                                  for a in range(2)]
+
+
+@pytest.mark.slow  # the scorer process is a real subprocess
+def test_the_threading_settings_a_scorer_changes_do_not_reach_the_next_call(tmp_path):
+    assert scores_of(tmp_path, THREADING, n=2) == [(f"times7:a={a}", {"s.traced": 0, "s.profiled": 0, "s.stack": 0},
+                                                    None) for a in range(2)]

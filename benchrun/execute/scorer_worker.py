@@ -34,6 +34,7 @@ import random
 import resource
 import socket
 import sys
+import threading
 import time
 import warnings
 from pathlib import Path
@@ -86,6 +87,8 @@ def main() -> None:
 SETTINGS: tuple[tuple[Callable[[], Any], Callable[[Any], Any]], ...] = (
     (lambda: locale.setlocale(locale.LC_ALL), lambda found: locale.setlocale(locale.LC_ALL, found)),
     (sys.gettrace, sys.settrace), (sys.getprofile, sys.setprofile),
+    (threading.gettrace, threading.settrace), (threading.getprofile, threading.setprofile),
+    (threading.stack_size, threading.stack_size),
     (socket.getdefaulttimeout, socket.setdefaulttimeout), (sys.getswitchinterval, sys.setswitchinterval),
     (gc.isenabled, lambda enabled: gc.enable() if enabled else gc.disable()),
     (gc.get_threshold, lambda found: gc.set_threshold(*found)), (sys.getrecursionlimit, sys.setrecursionlimit),
@@ -98,7 +101,9 @@ SETTINGS: tuple[tuple[Callable[[], Any], Callable[[Any], Any]], ...] = (
       for name in ("stdin", "stdout", "stderr")))
 """The interpreter's settings a scorer may change for its own work, each read and set back (`_Found`), none of which
 may reach the calls after it: a locale (`locale.setlocale(LC_NUMERIC, ...)`: their `locale.atof` read numbers by it), a
-trace or profile function (`sys.settrace`, a profiler left enabled: run on every line of theirs), a default socket
+trace or profile function (`sys.settrace`, a profiler left enabled: run on every line of theirs), one for the threads
+started after (`threading.settrace`), the stack size of those threads (`threading.stack_size(32768)`: a later call's
+thread crashed the process, that call's ScorerProcessDied), a default socket
 timeout (`socket.setdefaulttimeout(0.001)`: their requests timed out), a thread switch interval, the garbage
 collector turned off or retuned, a recursion limit or a bound on the digits of an int (`sys.setrecursionlimit(200)`,
 `sys.set_int_max_str_digits(640)`: their own work a RecursionError, a ValueError), the module search path

@@ -143,3 +143,18 @@ class Finder:
 """
 """A scorer that says how many import finders and path hooks the process has beyond those it was imported with,
 then adds one of each."""
+
+
+THREADING = """import threading
+
+
+def s(response, values):
+    found = {"traced": int(threading.gettrace() is not None), "profiled": int(threading.getprofile() is not None),
+             "stack": threading.stack_size()}
+    threading.settrace(lambda *called: None)
+    threading.setprofile(lambda *called: None)
+    threading.stack_size(262144)
+    return found
+"""
+"""A scorer that says whether the threads it would start are traced or profiled, and their stack size, then sets
+each."""
