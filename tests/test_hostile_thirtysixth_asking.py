@@ -39,7 +39,8 @@
 10. a trace or profile function a scorer set for the threads started after (`threading.settrace`,
     `threading.setprofile`) and the stack size it gave them (`threading.stack_size(...)`: a small one crashes a later
     call's thread, the process's end blamed on that sample) reached every later call: put back as `sys.settrace`'s
-    is (`execute.scorer_worker.SETTINGS`)
+    is (`execute.scorer_worker.SETTINGS`); so is a callback it gave the garbage collector (`gc.callbacks.append`),
+    which ran in every later call's collections
 """
 
 from __future__ import annotations
@@ -54,6 +55,7 @@ from benchrun.core.procfs import PARENT, descendants, stat_fields
 from tests.helpers.p34_asking import first_answered
 from tests.helpers.p35_asking import scores_of
 from tests.helpers.p36_asking import (
+    COLLECTING,
     DRAWING,
     HOOKING,
     RECODING,
@@ -160,3 +162,8 @@ def test_an_import_finder_or_path_hook_a_scorer_adds_does_not_reach_the_next_cal
 def test_the_threading_settings_a_scorer_changes_do_not_reach_the_next_call(tmp_path):
     assert scores_of(tmp_path, THREADING, n=2) == [(f"times7:a={a}", {"s.traced": 0, "s.profiled": 0, "s.stack": 0},
                                                     None) for a in range(2)]
+
+
+@pytest.mark.slow  # the scorer process is a real subprocess
+def test_a_garbage_collector_callback_a_scorer_adds_does_not_reach_the_next_call(tmp_path):
+    assert scores_of(tmp_path, COLLECTING, n=2) == [(f"times7:a={a}", {"s": 0}, None) for a in range(2)]

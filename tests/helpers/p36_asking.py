@@ -158,3 +158,16 @@ def s(response, values):
 """
 """A scorer that says whether the threads it would start are traced or profiled, and their stack size, then sets
 each."""
+
+
+COLLECTING = """import gc
+
+CALLBACKS = len(gc.callbacks)
+
+
+def s(response, values):
+    added = len(gc.callbacks) - CALLBACKS
+    gc.callbacks.append(lambda phase, info: None)
+    return added
+"""
+"""A scorer that says how many callbacks the garbage collector has beyond those it was imported with, then adds one."""
