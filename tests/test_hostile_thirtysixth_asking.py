@@ -3,7 +3,7 @@
 1. a variable a scorer set (or removed) past os.environ (`os.putenv("X", "1")`, ctypes' `setenv`, `unsetenv("PATH")`,
    an entry of an empty name by ctypes' `putenv`) reached every later call's subprocesses: only TZ was put back. The
    process's C environment is read as the first call found it and put back whole where it differs
-   (`execute.cenviron`, in `scorer_worker._Found`); the time zone is set anew where it differs after
+   (`execute.cenviron`, in `scorer_worker._Found`); the time zone is set anew wherever it then differs
 2. a chat longer than the model's context was cut by Ollama unsaid (its start dropped to fit, or to go on answering),
    and its answer recorded and scored as the answer to the whole chat, where the embedded engine refuses it
    (`ContextFull`). One rule for both: where Ollama's counts say the chat and its answer outgrew the context
