@@ -88,7 +88,8 @@ SET = ("+runner.options.num_ctx=300",)
 def test_an_ollama_chat_longer_than_its_context_is_refused_as_the_embedded_engines_is(tmp_path, chat, answer, loaded,
                                                                                      args, said):
     message = FULL.format(chat, answer, loaded if not args else 300, said)
-    assert counted(tmp_path, chat, answer, loaded, *args) == [None, {"type": "Refused", "message": message}, 1, [message]]
+    refused = {"type": "Refused", "message": message}
+    assert counted(tmp_path, chat, answer, loaded, *args) == [None, refused, 1, [message]]
 
 
 @pytest.mark.parametrize(("chat", "answer", "loaded", "args"), [(290, 10, 8192, SET),

@@ -92,7 +92,7 @@ SETTINGS: tuple[tuple[Callable[[], Any], Callable[[Any], Any]], ...] = (
     (socket.getdefaulttimeout, socket.setdefaulttimeout), (sys.getswitchinterval, sys.setswitchinterval),
     (gc.isenabled, lambda enabled: gc.enable() if enabled else gc.disable()),
     (gc.get_threshold, lambda found: gc.set_threshold(*found)), (sys.getrecursionlimit, sys.setrecursionlimit),
-    (lambda: list(gc.callbacks), lambda found: gc.callbacks.__setitem__(slice(None), found)),  # in place: gc calls that list
+    (lambda: list(gc.callbacks), lambda found: gc.callbacks.__setitem__(slice(None), found)),  # in place: gc's list
     (sys.get_int_max_str_digits, sys.set_int_max_str_digits),
     *((lambda name=name: list(found) if isinstance(found := getattr(sys, name), list) else found,
        lambda found, name=name: setattr(sys, name, list(found))) for name in ("path", "meta_path", "path_hooks")),
@@ -162,8 +162,8 @@ class _Found:
 
     def put_back(self) -> None:
         """Builtins, decimal context, signal handling (no timer set), limits, umask, SETTINGS, what libraries hold,
-        standard descriptors, environment (the time zone it says) and working directory as found; a limit whose hard bound the scorer
-        lowered is put back as far as the process may raise it again."""
+        standard descriptors, environment (the time zone it says) and working directory as found; a limit whose hard
+        bound the scorer lowered is put back as far as the process may raise it again."""
         put_back_names(vars(builtins), self.builtins)
         decimal.setcontext(self.decimal.copy())
         self.signals()

@@ -91,7 +91,8 @@ numpy.random.seed(7)
 
 
 def s(response, values):
-    drawn = {"r": random.random(), "n": float(numpy.random.random()), "raising": int(numpy.geterr()["divide"] == "raise")}
+    drawn = {"r": random.random(), "n": float(numpy.random.random())}
+    drawn["raising"] = int(numpy.geterr()["divide"] == "raise")
     numpy.seterr(all="raise")
     return drawn
 """

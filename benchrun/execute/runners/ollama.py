@@ -241,10 +241,9 @@ class OllamaRunner:
             raise BrokenAnswer("the answer says it is not done (done: false): a part of an answer, not taken as one")
         if said := not_the_models(response.message.role):
             raise Refused(f"not Ollama's chat answer: {said}")
-        if response.done_reason in UNASKED:
-            raise BrokenAnswer(f"the answer says the server only {UNASKED[response.done_reason]} the model (done_reason: "
-                               f"{response.done_reason}), as Ollama answers a chat of no messages: no answer to this "
-                               "one, not taken as one")
+        if (reason := response.done_reason) in UNASKED:
+            raise BrokenAnswer(f"the answer says the server only {UNASKED[reason]} the model (done_reason: {reason}), "
+                               "as Ollama answers a chat of no messages: no answer to this one, not taken as one")
         await self._seen_whole(response.prompt_eval_count, response.eval_count)
         return Completion.model_construct(  # from the client's validated ChatResponse: no second validation
             text=response.message.content or "", done_reason=response.done_reason,
