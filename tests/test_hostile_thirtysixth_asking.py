@@ -41,6 +41,9 @@
     call's thread, the process's end blamed on that sample) reached every later call: put back as `sys.settrace`'s
     is (`execute.scorer_worker.SETTINGS`); so is a callback it gave the garbage collector (`gc.callbacks.append`),
     which ran in every later call's collections
+11. an answer (or a judge's reply) that is empty, where the model called a tool to give it (`tool_calls`, kept in the
+    record's extra), was said `invalid JSON: Expecting value ...` alone, where one empty beside its thinking says so:
+    a model's tool calls are where it said something apart too (`execute.formatcheck.APART`)
 """
 
 from __future__ import annotations
@@ -52,7 +55,7 @@ import numpy
 import pytest
 
 from benchrun.core.procfs import PARENT, descendants, stat_fields
-from tests.helpers.p34_asking import first_answered
+from tests.helpers.p34_asking import first_answered, format_said
 from tests.helpers.p35_asking import scores_of
 from tests.helpers.p36_asking import (
     COLLECTING,
@@ -168,3 +171,10 @@ def test_the_threading_settings_a_scorer_changes_do_not_reach_the_next_call(tmp_
 @pytest.mark.slow  # the scorer process is a real subprocess
 def test_a_garbage_collector_callback_a_scorer_adds_does_not_reach_the_next_call(tmp_path):
     assert scores_of(tmp_path, COLLECTING, n=2) == [(f"times7:a={a}", {"s": 0}, None) for a in range(2)]
+
+
+def test_an_empty_answer_whose_tool_calls_hold_it_says_so_in_its_format_detail(tmp_path):
+    call = {"function": {"name": "answer", "arguments": {"answer": 6}}}
+    assert format_said(tmp_path, "ollama", {"content": "", "tool_calls": [call]}) == ({"format_valid": 0}, (
+        "invalid JSON: Expecting value: line 1 column 1 (char 0) (the answer is empty, where its tool_calls (kept in "
+        "the record's extra) holds 62 characters)"))
