@@ -179,21 +179,22 @@ def ended_early(done_reason: str | None, what: str, limit: str) -> str | None:
     return f"{what} {how}: done_reason {json.dumps(done_reason)}"
 
 
-THOUGHT = ("thinking", "reasoning_content", "reasoning")
-"""Where a server keeps a thinking model's thinking apart from its text (Ollama's `thinking`; vLLM's, llama.cpp's and
-DeepSeek's `reasoning_content`; `reasoning` of others), as a record's `extra` holds it."""
+APART = ("thinking", "reasoning_content", "reasoning", "tool_calls")
+"""Where a server keeps what a model said apart from its text, as a record's `extra` holds it: a thinking model's
+thinking (Ollama's `thinking`; vLLM's, llama.cpp's and DeepSeek's `reasoning_content`; `reasoning` of others), and
+the tool calls it made (their JSON text), where a model that calls a tool to answer put its answer."""
 
 
 def said_why(done_reason: str | None, extra: Mapping[str, Any], text: str, what: str, limit: str,
              who: str) -> str | None:
     """Why `what` (the answer, the judge's reply) may not be in its format, as its server said: it did not end as it
-    should (`ended_early`), `who` refused (its `refusal`), or its `text` is empty where its thinking holds some (a
-    thinking model that put what it meant to answer there); None where it said none of these."""
+    should (`ended_early`), `who` refused (its `refusal`), or its `text` is empty where its thinking or tool calls
+    hold some (APART: a model that put what it meant to answer there); None where it said none of these."""
     if (ended := ended_early(done_reason, what, limit)) is not None:
         return ended
     if extra.get("refusal"):
         return f"{who} refused: {json.dumps(extra['refusal'])}"
-    thought = [(key, len(said)) for key in THOUGHT if isinstance(said := extra.get(key), str) and said.strip()]
+    thought = [(key, len(said)) for key in APART if isinstance(said := extra.get(key), str) and said.strip()]
     if text.strip() or not thought:
         return None
     return f"{what} is empty, where its {thought[0][0]} (kept in the record's extra) holds {thought[0][1]:,} characters"

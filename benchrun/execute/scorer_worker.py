@@ -10,10 +10,11 @@ prints (file descriptors 1 and 2) goes to the original stderr, which the run rea
 writes to the process's pipes (kept at 100 and above) is that call's error, a copy of the process it forks
 (`os.fork()`) ends as it returns from the call (never a second scorer process, reading calls and replying), and stdin
 gives it nothing (EOF: an `input()` or a `breakpoint()` left in ends its own call); each call starts in the working
-directory, environment (its time zone too), umask, resource limits, signal handling, builtins and decimal context the
-first found, no timer set; SIGINT, SIGHUP and SIGQUIT are ignored, so a terminal's signals reach the run, which
-decides. The process leads a process group of its own, which the run kills, with whatever the scorers started, when a
-call overruns its time limit, when the process dies, and when the run ends; the process the run starts stays above
+directory, environment (its time zone too), umask, resource limits, signal handling, builtins, decimal context,
+random generators and numpy's floating-point error handling the first found, no timer set; SIGINT, SIGHUP and
+SIGQUIT are ignored, so a terminal's signals reach the run, which decides. The process leads a process group of its
+own, which the run kills, with whatever the scorers started, when a call overruns its time limit, when the process
+dies, and when the run ends; the process the run starts stays above
 the scorers' as their reaper (`proctree.reap_below`), so what they start and leave stays below it, and it kills all
 below once the scorers' process or the run has ended, however (a run SIGKILLed could end nothing).
 """
@@ -25,12 +26,15 @@ import contextlib
 import decimal
 import fcntl
 import gc
+import io
 import json
 import locale
 import os
+import random
 import resource
 import socket
 import sys
+import threading
 import time
 import warnings
 from pathlib import Path
@@ -41,6 +45,7 @@ from benchrun.compiler.scoring import metrics, scorers_in, source_sha256
 from benchrun.core.errors import BenchrunError, os_problem
 from benchrun.core.interrupts import handling_now, ignore_terminal_signals
 from benchrun.core.text import message_of, one_line
+from benchrun.execute import cenviron
 from benchrun.execute.proctree import reap_below
 
 Scorer = Callable[[str, Any], Any]
@@ -82,25 +87,51 @@ def main() -> None:
 SETTINGS: tuple[tuple[Callable[[], Any], Callable[[Any], Any]], ...] = (
     (lambda: locale.setlocale(locale.LC_ALL), lambda found: locale.setlocale(locale.LC_ALL, found)),
     (sys.gettrace, sys.settrace), (sys.getprofile, sys.setprofile),
+    (threading.gettrace, threading.settrace), (threading.getprofile, threading.setprofile),
+    (threading.stack_size, threading.stack_size),
     (socket.getdefaulttimeout, socket.setdefaulttimeout), (sys.getswitchinterval, sys.setswitchinterval),
     (gc.isenabled, lambda enabled: gc.enable() if enabled else gc.disable()),
     (gc.get_threshold, lambda found: gc.set_threshold(*found)), (sys.getrecursionlimit, sys.setrecursionlimit),
+    (lambda: list(gc.callbacks), lambda found: gc.callbacks.__setitem__(slice(None), found)),  # in place: gc's list
     (sys.get_int_max_str_digits, sys.set_int_max_str_digits),
-    (lambda: list(sys.path) if isinstance(sys.path, list) else sys.path,
-     lambda found: setattr(sys, "path", list(found))),
+    *((lambda name=name: list(found) if isinstance(found := getattr(sys, name), list) else found,
+       lambda found, name=name: setattr(sys, name, list(found))) for name in ("path", "meta_path", "path_hooks")),
     *([(lambda: os.sched_getaffinity(0), lambda found: os.sched_setaffinity(0, found))]
       if hasattr(os, "sched_getaffinity") else []),
-    *((lambda name=name: getattr(sys, name), lambda found, name=name: setattr(sys, name, found))
+    *((lambda name=name: _stream(name), lambda found, name=name: _restream(name, *found))
       for name in ("stdin", "stdout", "stderr")))
 """The interpreter's settings a scorer may change for its own work, each read and set back (`_Found`), none of which
 may reach the calls after it: a locale (`locale.setlocale(LC_NUMERIC, ...)`: their `locale.atof` read numbers by it), a
-trace or profile function (`sys.settrace`, a profiler left enabled: run on every line of theirs), a default socket
+trace or profile function (`sys.settrace`, a profiler left enabled: run on every line of theirs), one for the threads
+started after (`threading.settrace`), the stack size of those threads (`threading.stack_size(32768)`: a later call's
+thread crashed the process, that call's ScorerProcessDied), a default socket
 timeout (`socket.setdefaulttimeout(0.001)`: their requests timed out), a thread switch interval, the garbage
-collector turned off or retuned, a recursion limit or a bound on the digits of an int (`sys.setrecursionlimit(200)`,
+collector turned off or retuned or given a callback (`gc.callbacks.append(...)`: run in every later call's
+collections), a recursion limit or a bound on the digits of an int (`sys.setrecursionlimit(200)`,
 `sys.set_int_max_str_digits(640)`: their own work a RecursionError, a ValueError), the module search path
-(`sys.path.append`, or `sys.path` bound to another value), the CPUs the process may run on
+(`sys.path.append`, or `sys.path` bound to another value) and the import system's finders and path hooks
+(`sys.meta_path.insert(0, finder)`: a later call's imports went through it), the CPUs the process may run on
 (`os.sched_setaffinity(0, {0})`, where the system has it), the standard streams (`sys.stdin = io.StringIO(...)`:
-their `input()` read what an earlier call left there, where it reads nothing)."""
+their `input()` read what an earlier call left there, where it reads nothing), and how stdout and stderr encode
+(`sys.stdout.reconfigure(encoding="ascii")`: the same object, so a later call's `print("café")` raised
+UnicodeEncodeError)."""
+
+
+def _stream(name: str) -> tuple[Any, tuple[Any, ...] | None]:
+    """A standard stream of `sys`, and how it encodes where it is a text stream that writes."""
+    stream = getattr(sys, name)
+    if name == "stdin" or not isinstance(stream, io.TextIOWrapper):
+        return stream, None
+    return stream, (stream.encoding, stream.errors, stream.line_buffering, stream.write_through)
+
+
+def _restream(name: str, stream: Any, coding: tuple[Any, ...] | None) -> None:
+    """`sys.<name>` bound to `stream` again, encoding as `coding` says (`_stream`)."""
+    setattr(sys, name, stream)
+    if coding is not None and _stream(name)[1] != coding:
+        encoding, errors, line_buffering, write_through = coding
+        stream.reconfigure(encoding=encoding, errors=errors, line_buffering=line_buffering,
+                           write_through=write_through)
 
 
 class _Found:
@@ -112,23 +143,27 @@ class _Found:
     end); so did a name it set or replaced among the builtins (`builtins.round = ...`: the next sample's scorer
     rounded with it, or the process's own `len` broke), and the decimal context (`decimal.getcontext().prec = 2`);
     a time zone it set (`TZ` and `time.tzset()`, or `os.putenv('TZ', ...)`, which os.environ does not show) stayed in
-    force though $TZ was put back; so did the interpreter's
+    force though $TZ was put back; so did what its libraries hold for every caller (`_held_by_libraries`: a random
+    generator's state, numpy's floating-point error handling); so did any variable set past os.environ
+    (`os.putenv`, ctypes' `setenv` or `unsetenv`), which the later calls' subprocesses inherited (`cenviron`); so
+    did the interpreter's
     settings of SETTINGS it changed, and a standard descriptor it replaced (`os.dup2(devnull, 2)` to quiet a library,
     left so: nothing a later call printed reached the log)."""
 
     def __init__(self) -> None:
         self.cwd, self.environ, self.signals = os.getcwd(), dict(os.environ), handling_now()
-        self.environment = os.environ
+        self.environment, self.c_environ = os.environ, cenviron.c_environ()
         self.builtins, self.decimal = dict(vars(builtins)), decimal.getcontext().copy()
         self.umask = os.umask(0o022)
         os.umask(self.umask)
         self.limits, self.settings = limits_now(), [get() for get, _ in SETTINGS]
         self.standard, self.zone = {fd: (_kept(fd), _file_of(fd)) for fd in STANDARD}, _zone()
+        self.held = _held_by_libraries()
 
     def put_back(self) -> None:
-        """Builtins, decimal context, signal handling (no timer set), limits, umask, SETTINGS, standard descriptors,
-        environment (the time zone it says) and working directory as found; a limit whose hard bound the scorer
-        lowered is put back as far as the process may raise it again."""
+        """Builtins, decimal context, signal handling (no timer set), limits, umask, SETTINGS, what libraries hold,
+        standard descriptors, environment (the time zone it says) and working directory as found; a limit whose hard
+        bound the scorer lowered is put back as far as the process may raise it again."""
         put_back_names(vars(builtins), self.builtins)
         decimal.setcontext(self.decimal.copy())
         self.signals()
@@ -137,6 +172,8 @@ class _Found:
         for (get, put), found in zip(SETTINGS, self.settings):
             if get() != found:
                 put(found)
+        for put, held in self.held:  # set whether changed or not: reading a generator's state to compare costs more
+            put(held)
         for fd, (copy, file) in self.standard.items():
             if _file_of(fd) != file:
                 os.dup2(copy, fd)
@@ -144,12 +181,25 @@ class _Found:
         if os.environ != self.environ:
             os.environ.clear()
             os.environ.update(self.environ)
-            time.tzset()  # the time zone as $TZ now says
-        if _zone() != self.zone:  # one set past os.environ: os.putenv('TZ', ...), then time.tzset()
-            os.putenv("TZ", self.environ["TZ"]) if "TZ" in self.environ else os.unsetenv("TZ")
+        cenviron.put_back(self.c_environ)  # what the scorer set past os.environ: os.putenv, ctypes' setenv
+        if _zone() != self.zone:  # the time zone as $TZ now says, where the scorer called time.tzset()
             time.tzset()
         with contextlib.suppress(OSError):  # a directory the scorer removed: the calls after go on where they are
             os.chdir(self.cwd)
+
+
+def _held_by_libraries() -> list[tuple[Callable[[Any], Any], Any]]:
+    """What the process's libraries hold for every caller that a scorer may change, each with a setter and its value
+    now: `random`'s generator, and where a scorer imported numpy its global generator (`numpy.random.seed`, `rand`)
+    and its handling of floating-point errors (`numpy.seterr(all="raise")`: a later call's division by zero raised
+    FloatingPointError, where it gave inf). A scorer seeding a generator as it is imported (`random.seed(0)`) and
+    drawing in its calls scored each sample by how many draws the samples before it took, so a rescore, a resume or a
+    replaced process scored it anew."""
+    found: list[tuple[Callable[[Any], Any], Any]] = [(random.setstate, random.getstate())]
+    if (numpy := sys.modules.get("numpy")) is not None and hasattr(numpy, "seterr"):
+        found += [(numpy.random.set_state, numpy.random.get_state()), (lambda errors: numpy.seterr(**errors),
+                                                                       numpy.geterr())]
+    return found
 
 
 def _zone() -> tuple[Any, ...]:

@@ -206,7 +206,7 @@ def _handshake_failed(err: BaseException | None, url: str, key: str) -> str | No
 def asked_again(line: str, headers: Mapping[str, str], policy: RunnerConfig) -> Retryable | Refused:
     """The error of an answer worth another try, as the server said it (`line`): Retryable after the wait its
     Retry-After asks, where that is within the request's timeout_s; else Refused, saying the wait asked is longer."""
-    after = retry_after_s(headers.get("Retry-After"))
+    after = retry_after_s(headers)
     if after is not None and after > policy.timeout_s:
         return Refused(f"{line}; the server asks to be asked again after Retry-After: "
                        f"{one_line(headers['Retry-After'].strip(), 40)}, longer than a request may take "
@@ -299,6 +299,15 @@ def json_kind(value: Any) -> str:
     """What a JSON value is, as an error names it."""
     kinds = {bool: "a bool", int: "a number", float: "a number", list: "a list", dict: "an object"}
     return kinds.get(type(value), "null" if value is None else "a string")
+
+
+def not_the_models(role: Any) -> str | None:
+    """Why an answer whose message is of `role` is not the model's (a server echoing the chat back: `user`), or None
+    for the assistant's, or a role not given."""
+    if role is None or role == "assistant":
+        return None
+    said = one_line(json.dumps(role), 40) if isinstance(role, str) else json_kind(role)
+    return f"its message's role is {said}, where the model's answer is the assistant's"
 
 
 def tools_called(calls: Any) -> str:

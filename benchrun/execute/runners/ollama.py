@@ -27,6 +27,7 @@ from benchrun.execute.runners.base import (
     Unreachable,
     asked_again,
     json_kind,
+    not_the_models,
     refusal_line,
     resolvable,
     there_unanswered,
@@ -37,10 +38,14 @@ from benchrun.execute.runners.base import (
 )
 from benchrun.execute.runners.errorbody import status_said
 from benchrun.execute.runners.http import client_options
+from benchrun.execute.runners.localadvice import LocalAdvice
 from benchrun.execute.runners.ollamaread import DURATIONS, SET_ASIDE, as_typed_hook
 from benchrun.execute.runners.retryafter import DIGEST_CHECK, PREFLIGHT, AskedLater, asked_later, heeding
 
 ollama = ollama_package()
+UNASKED = {"load": "loaded", "unload": "unloaded"}
+"""The done_reasons of Ollama's answer to a chat of no messages, which generates nothing, and what each says the
+server did instead; benchrun's chats always have messages, so such an answer (empty) is no answer to one."""
 LOADED_WAIT_S = 5.0
 """The longest the end of a run waits for the server to say what it loaded the model with (`OllamaRunner.loaded`):
 asked beside the run, after its first answer, it says so in milliseconds, or says nothing the run waits for."""
@@ -57,8 +62,10 @@ class OllamaRunner:
         self.client = ollama.AsyncClient(host=self.host, **self._http())
         self._request: dict[str, Any] = {"options": config.options}
         self._request.update({k: v for k in ("keep_alive", "think") if (v := getattr(config, k)) is not None})
-        self._loading: asyncio.Task[int | None] | None = None
+        self._loading: asyncio.Future[int | None] | None = None
         """The context length the server loaded the model with, asked once after its first answer (`_loaded_with`)."""
+        self._loaded_by = 0.0
+        """When the answers stop waiting for it (the loop's clock)."""
 
     def _http(self) -> dict[str, Any]:
         options = client_options(self.config)
@@ -232,8 +239,12 @@ class OllamaRunner:
             SET_ASIDE.reset(token)
         if response.done is False:
             raise BrokenAnswer("the answer says it is not done (done: false): a part of an answer, not taken as one")
-        if self._loading is None:
-            self._loading = asyncio.ensure_future(self._loaded_with())
+        if said := not_the_models(response.message.role):
+            raise Refused(f"not Ollama's chat answer: {said}")
+        if (reason := response.done_reason) in UNASKED:
+            raise BrokenAnswer(f"the answer says the server only {UNASKED[reason]} the model (done_reason: {reason}), "
+                               "as Ollama answers a chat of no messages: no answer to this one, not taken as one")
+        await self._seen_whole(response.prompt_eval_count, response.eval_count)
         return Completion.model_construct(  # from the client's validated ChatResponse: no second validation
             text=response.message.content or "", done_reason=response.done_reason,
             extra={**_thought(response.message, aside), **_served(response.model, self.model)},
@@ -241,6 +252,44 @@ class OllamaRunner:
             durations_ns={name.removesuffix("_duration"): getattr(response, name)
                           for name in DURATIONS if getattr(response, name) is not None},
         )
+
+    async def _seen_whole(self, chat: Any, answer: Any) -> None:
+        """Refused (ContextFull, as the embedded engine's) where the counts Ollama gives say the chat and its answer
+        did not fit in the model's context (`_context`): Ollama cuts such a chat (or drops its start to go on
+        answering) and says nothing, so the model did not see it whole. Counts no server measured (negative, past
+        JSON's integers) say nothing (`boundary._counted` does not report them)."""
+        context, answer = await self._context(), answer if isinstance(answer, int) else 0
+        if not (context and isinstance(chat, int) and 0 <= min(chat, answer) <= max(chat, answer) <= MAX_INT):
+            return
+        if chat >= context or chat + answer > context:
+            advice = LocalAdvice(self.config.key("model"), self.config.key("options.num_ctx"), self.config.asked_again)
+            raise Refused(f"ContextFull: the chat and its answer are {chat} + {answer} tokens as Ollama counted them, "
+                          f"and the model's context holds {context} ({self._context_said(advice)}): Ollama cut the "
+                          f"chat to fit, so the model did not see it whole; {advice.larger_context()}")
+
+    async def _context(self) -> int | None:
+        """The context the model answers in: runner.options.num_ctx where given, else the length the server says it
+        loaded the model with (asked once, after the first answer, waited for until LOADED_WAIT_S after that)."""
+        if self._loading is None:
+            self._loading = asyncio.ensure_future(self._loaded_with())
+            self._loaded_by = asyncio.get_running_loop().time() + min(self.config.timeout_s, LOADED_WAIT_S)
+        asked = self.config.options.get("num_ctx")
+        if isinstance(asked, int) and asked > 0:
+            return asked
+        return await self._loaded_length(self._loading, self._loaded_by - asyncio.get_running_loop().time())
+
+    @staticmethod
+    async def _loaded_length(loading: asyncio.Future[int | None], wait: float) -> int | None:
+        """The length `loading` (`_loaded_with`) says, waited for at most `wait` seconds (it is not cancelled)."""
+        await asyncio.wait({loading}, timeout=max(0.0, wait))
+        said = loading.done() and not loading.cancelled() and loading.exception() is None
+        return loading.result() if said else None
+
+    def _context_said(self, advice: LocalAdvice) -> str:
+        """Where the context's length comes from: the key that set it, or the server that loaded the model so."""
+        if self.config.options.get("num_ctx"):
+            return advice.context_key
+        return f"as Ollama at {self.host} loaded it, {advice.context_key} unset"
 
     async def _loaded_with(self) -> int | None:
         """The context length the server says (/api/ps, Ollama 0.6 on) it holds the model loaded with; None where it
@@ -261,9 +310,7 @@ class OllamaRunner:
         (where it says it)."""
         if self._loading is None:
             return identity
-        await asyncio.wait({self._loading}, timeout=min(self.config.timeout_s, LOADED_WAIT_S))  # it is not cancelled
-        said = self._loading.done() and not self._loading.cancelled() and self._loading.exception() is None
-        length = self._loading.result() if said else None
+        length = await self._loaded_length(self._loading, min(self.config.timeout_s, LOADED_WAIT_S))
         return identity if length is None else {**identity, "context_length": length}
 
     def request_settings(self) -> dict[str, Any]:

@@ -8,7 +8,15 @@ from typing import Any
 import httpx
 
 from benchrun.core.text import NotJSON, server_json
-from benchrun.execute.runners.base import Completion, Retryable, json_count, json_kind, json_text, tools_called
+from benchrun.execute.runners.base import (
+    Completion,
+    Retryable,
+    json_count,
+    json_kind,
+    json_text,
+    not_the_models,
+    tools_called,
+)
 from benchrun.execute.runners.errorbody import body_text, error_said, not_json, streamed
 
 SAID_APART = ("refusal", "reasoning_content", "reasoning")
@@ -45,6 +53,8 @@ def completion_of(response: httpx.Response) -> Completion:
                        "is the answer cannot be told)")
     if not isinstance(message, dict):
         raise APIError(f"not a chat completion: choices[0].message is {json_kind(message)}, not an object")
+    if said := not_the_models(message.get("role")):
+        raise APIError(f"not a chat completion: {said}")
     content, parts = _content(message.get("content"))
     usage = body["usage"] if isinstance(body.get("usage"), dict) else {}
     extra = {"model": _text(body.get("model")), "system_fingerprint": _text(body.get("system_fingerprint"))}

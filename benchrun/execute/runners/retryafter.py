@@ -17,22 +17,32 @@ SECONDS = re.compile(r"\s*\d+\s*")
 """Retry-After's delta-seconds: a whole number of seconds."""
 
 
-def retry_after_s(value: str | None, now: datetime | None = None) -> float | None:
-    """The seconds a Retry-After value asks to wait: delta-seconds (`120`), or an HTTP date from `now` (none, for one
-    past); None for no value or one of neither form, which is no ask (RFC 9110 lets a client ignore it): a date of a
-    year or a zone no HTTP date has (`01 Jan 99999999999`, `+99999999999`) too, which Python's date cannot hold (an
-    OverflowError, that sample's error in Python's words and a preflight's traceback)."""
+def retry_after_s(headers: Mapping[str, str]) -> float | None:
+    """The seconds an answer's Retry-After asks to wait: delta-seconds (`120`), or an HTTP date (none, for one past),
+    measured from the answer's own Date where it has one (the server's clock, which the date it asks is of: a server
+    an hour ahead of this machine asking 5 s was read as asking 3605 s, and not asked again; one behind asking an hour
+    was asked again at once), else from now; None for no value or one of neither form, which is no ask (RFC 9110 lets
+    a client ignore it)."""
+    value = headers.get("Retry-After")
     if value is None:
         return None
     if SECONDS.fullmatch(value):
         return float(value)
+    then = _http_date(value)
+    if then is None:
+        return None
+    return max(0.0, (then - (_http_date(headers.get("Date", "")) or datetime.now(timezone.utc))).total_seconds())
+
+
+def _http_date(value: str) -> datetime | None:
+    """An HTTP date as a time of a zone; None for a value of no date, or of none in a zone, or of a year or a zone no
+    HTTP date has (`01 Jan 99999999999`, `+99999999999`), which Python's date cannot hold (an OverflowError, that
+    sample's error in Python's words and a preflight's traceback)."""
     try:
         then = parsedate_to_datetime(value)
     except (TypeError, ValueError, IndexError, OverflowError):
         return None
-    if then.tzinfo is None:
-        return None
-    return max(0.0, (then - (now or datetime.now(timezone.utc))).total_seconds())
+    return then if then.tzinfo is not None else None
 
 
 def waiting(backoff: Callable[[RetryCallState], float]) -> Callable[[RetryCallState], float]:
@@ -60,7 +70,7 @@ def asked_later(retry: bool, headers: Mapping[str, str], timeout_s: float,
                 failure: BaseException | None = None) -> None:
     """Raise AskedLater for an answer worth another try (`retry`) whose Retry-After asks a wait of at most
     `timeout_s`."""
-    after = retry_after_s(headers.get("Retry-After"))
+    after = retry_after_s(headers)
     if retry and after is not None and after <= timeout_s:
         raise AskedLater(after, failure)
 
