@@ -7,16 +7,33 @@ cases it found bad, each with the rule it now obeys.
 2. a benchmark folder verify cannot locate: `sources: not found (task.path 'bénch')` of one whose name a copy from
    macOS re-normalised, or of a task.path whose name is too long for the file system; verify says why as the run's
    own error does, with where it looked and the name there in another Unicode form (`core.resources.bench_dir`)
+3. a rejudged rescore's own judge call (`rescores/NNN/judgements.jsonl`, its digest remade) giving seconds longer
+   than the rescore took: verify said intact, rescore.json giving when it was written alone; a rescore records when
+   it began (`started_at`) and its calls are bounded as a run's (`archive.lineagefields.call_overran`); a rescore
+   without one (a benchrun before this pass) is not bounded, its calls' seconds checked to be times only
+4. a process on the machine naming itself in bytes of no text (prctl(PR_SET_NAME, b"sl\\xff\\xfe"), as another
+   test run's scorer did here): every run and rescore ended its scorer process with a UnicodeDecodeError traceback
+   (reading each /proc/PID/stat for the processes below it), as would a resume whose writer's note names such a
+   process; the fields after a process's name are read as the ASCII they are (`core.procfs.stat_fields`, shared)
 """
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 import unicodedata
+from datetime import datetime
+from pathlib import Path
 
 import pytest
 
+from benchrun.core.procfs import PARENT, PROC, descendants, stat_fields
 from tests.helpers.archives import synthetic_run
 from tests.helpers.auditcli import audit
-
+from tests.helpers.p28_archive import redigested
+from tests.helpers.p29_archive import calls_rewritten, failed, rejudged
+from tests.helpers.p34_archive import judged_copy
 
 # -- what the thirty-fifth pass left -----------------------------------------------------------------------------------
 
@@ -41,3 +58,32 @@ def test_verify_says_a_benchmark_folder_renamed_to_another_unicode_form(tmp_path
         f"ok    sources: task.path: '{given}' is not a directory (looked in {tmp_path / given}); {tmp_path / copied} is "
         "there, its name in another Unicode form (NFD, as a copy from macOS names files), which prints alike but is "
         "another name here: rename it in the form given (NFC): not checked", "intact"]
+
+
+@pytest.fixture(scope="module")
+def rejudge(tmp_path_factory) -> Path:
+    """One run rescored with --rejudge (`rejudged`) for the module's tests, each of which edits a copy."""
+    return rejudged(tmp_path_factory.mktemp("rejudged"))
+
+
+def test_a_rejudged_rescores_judge_call_longer_than_the_rescore_is_said_by_verify(tmp_path, rejudge):
+    run_dir = judged_copy(tmp_path, rejudge)
+    rescore = run_dir / "rescores" / "001"
+    info = json.loads((rescore / "rescore.json").read_text())
+    took = (datetime.fromisoformat(info["created_at"]) - datetime.fromisoformat(info["started_at"])).total_seconds()
+    calls_rewritten(rescore, lambda calls: calls[0].update(seconds=took + 1.5))
+    assert failed(tmp_path, run_dir) == [
+        f"FAIL  rescores/001/judgements.jsonl: line 1 gives seconds {took + 1.5}, more than the {round(took, 6)} s "
+        "from rescores/001/rescore.json's started_at to its created_at, in which the rescore asked it"]
+    redigested(rescore, "rescore.json", lambda info: info.pop("started_at"))  # as a benchrun before this pass wrote it
+    assert audit(tmp_path, "verify", str(run_dir)).stdout.splitlines()[-1] == "intact"
+
+
+def test_a_process_named_in_bytes_of_no_text_is_read_from_proc():
+    code = "import ctypes, sys; ctypes.CDLL(None).prctl(15, b'sl\\xff\\xfe', 0, 0, 0); print(flush=True); sys.stdin.read()"
+    with subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE) as child:
+        child.stdout.readline()
+        named = (PROC / str(child.pid) / "comm").read_bytes()
+        found = (child.pid in descendants(os.getpid()), stat_fields(child.pid)[PARENT])
+        child.stdin.close()
+    assert (named, found) == (b"sl\xff\xfe\n", (True, str(os.getpid())))

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from benchrun.archive.books import Books
-from benchrun.archive.lineagefields import parent_unmade, self_derived
+from benchrun.archive.lineagefields import call_overran, parent_unmade, self_derived, span
 from benchrun.archive.reader import Run, load_run
 from benchrun.archive.repair import JudgeCalls
 from benchrun.archive.trust import seal_broken, unreadable
@@ -106,6 +106,8 @@ class RescoreBooks:
         the chats its judge was asked."""
         self.names = AnswerNames()
         """The names its own judge calls (rejudged) gave their model."""
+        self.span = span(info.started_at, info.created_at)
+        """Seconds from its start to its end, in which it asked its own judge calls (None: a rescore giving no start)."""
 
     def response(self, response: ResponseRecord) -> None:
         if self.books.responses < self.info.counts.responses:  # what rescore.json says, which anyone may write: 10**30
@@ -140,7 +142,9 @@ class RescoreBooks:
         are vetted, `repair.JudgeCalls`: a judge of the task, a repeat asked, an answer it scored, once), said."""
         calls = JudgeCalls(self.manifest)
         for number, call in enumerate(self.graded.judgements(), 1):
-            if (why := calls.problem(number, (call.id, call.repeat), call.judge, call.judge_repeat, self.answered)):
+            if (why := calls.problem(number, (call.id, call.repeat), call.judge, call.judge_repeat, self.answered)
+                    or call_overran(call.model_dump(), self.span, f"{self.name}/{RESCORE_FILE}'s started_at to its "
+                                                                  "created_at, in which the rescore asked it")):
                 return f"line {number} {why}"
             self.grades.calls((call,))
             if (why := self.grades.misread(call)) is not None:

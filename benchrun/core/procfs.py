@@ -30,11 +30,12 @@ def status_field(name: str) -> str | None:
 
 
 def stat_fields(pid: int | str) -> list[str] | None:
-    """The fields of /proc/PID/stat after the command's name (which may hold spaces and parentheses); None when they
-    cannot be read (the process gone, no /proc)."""
+    """The fields of /proc/PID/stat after the command's name (which may hold spaces, parentheses and bytes of no text:
+    a process may name itself anything, prctl(PR_SET_NAME)); None when they cannot be read (the process gone, no
+    /proc)."""
     try:
-        return (PROC / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()
-    except (OSError, IndexError):
+        return (PROC / str(pid) / "stat").read_bytes().rsplit(b")", 1)[1].decode("ascii").split()
+    except (OSError, IndexError, UnicodeDecodeError):
         return None
 
 
