@@ -15,6 +15,10 @@ cases it found bad, each with the rule it now obeys.
    test run's scorer did here): every run and rescore ended its scorer process with a UnicodeDecodeError traceback
    (reading each /proc/PID/stat for the processes below it), as would a resume whose writer's note names such a
    process; the fields after a process's name are read as the ASCII they are (`core.procfs.stat_fields`, shared)
+5. a response giving `cached_from` (sealed over) in a run whose config.yaml leaves `cache` unset, of runner.type
+   openai: verify said intact; an unset cache was off for a runner of no PINNED type in every benchrun since the
+   cache came (b69a343), so such a run took nothing from it (`audit.uncached`); of ollama or local, an unset cache was
+   on before 8c35d80 for a draw at random, and a judge's cache was not always told by its own runner: not checked
 """
 from __future__ import annotations
 
@@ -31,8 +35,10 @@ import pytest
 from benchrun.core.procfs import PARENT, PROC, descendants, stat_fields
 from tests.helpers.archives import synthetic_run
 from tests.helpers.auditcli import audit
+from tests.helpers.p25_archive import sealed_over
 from tests.helpers.p28_archive import redigested
 from tests.helpers.p29_archive import calls_rewritten, failed, rejudged
+from tests.helpers.p32_archive import sealed_fields, speed_remade
 from tests.helpers.p34_archive import judged_copy
 
 # -- what the thirty-fifth pass left -----------------------------------------------------------------------------------
@@ -87,3 +93,13 @@ def test_a_process_named_in_bytes_of_no_text_is_read_from_proc():
         found = (child.pid in descendants(os.getpid()), stat_fields(child.pid)[PARENT])
         child.stdin.close()
     assert (named, found) == (b"sl\xff\xfe\n", (True, str(os.getpid())))
+
+
+def test_a_response_from_the_cache_in_a_run_of_a_runner_no_cache_pins_is_said_by_verify(tmp_path):
+    run_dir = synthetic_run(tmp_path / "r", [1, 0], config="task: {path: nowhere}\nrunner: {type: openai, model: m}\n")
+    speed_remade(sealed_fields(run_dir, "responses.jsonl", 2, cached_from="a" * 12, attempts=0, seconds=0.0))
+    sealed_over(run_dir, lambda text: text.replace('"cached": 0', '"cached": 1'))
+    assert failed(tmp_path, run_dir) == [
+        "FAIL  responses.jsonl: line 2 gives cached_from 'aaaaaaaaaaaa', where config.yaml leaves cache unset for "
+        "runner.type 'openai', whose answers no benchrun kept there: a run made without the response cache took "
+        "nothing from it"]
