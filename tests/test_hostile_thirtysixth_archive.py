@@ -19,6 +19,14 @@ cases it found bad, each with the rule it now obeys.
    openai: verify said intact; an unset cache was off for a runner of no PINNED type in every benchrun since the
    cache came (b69a343), so such a run took nothing from it (`audit.uncached`); of ollama or local, an unset cache was
    on before 8c35d80 for a draw at random, and a judge's cache was not always told by its own runner: not checked
+
+A fresh pass:
+
+6. a run given by a path so long (4,084 bytes) that its record files' paths pass the system's limit (PATH_MAX, 4,096
+   bytes): verify, show, export and rescore said `run ... has no responses.jsonl or scores.jsonl: its records are
+   gone` (and of a longer one, `not a run directory (no run.json)`), where every file is there (a path from a folder
+   nearer opens it), report said `file name too long: .../sweep.json`, a file nobody named, and `list` left the run
+   out; the reader says why (`archive.pathmax`), and the run is listed as unreadable with it
 """
 from __future__ import annotations
 
@@ -32,6 +40,7 @@ from pathlib import Path
 
 import pytest
 
+from benchrun.core.errors import ArchiveError
 from benchrun.core.procfs import PARENT, PROC, descendants, stat_fields
 from tests.helpers.archives import synthetic_run
 from tests.helpers.auditcli import audit
@@ -40,6 +49,7 @@ from tests.helpers.p28_archive import redigested
 from tests.helpers.p29_archive import calls_rewritten, failed, rejudged
 from tests.helpers.p32_archive import sealed_fields, speed_remade
 from tests.helpers.p34_archive import judged_copy
+from tests.helpers.p36_archive import deep_run
 
 # -- what the thirty-fifth pass left -----------------------------------------------------------------------------------
 
@@ -103,3 +113,24 @@ def test_a_response_from_the_cache_in_a_run_of_a_runner_no_cache_pins_is_said_by
         "FAIL  responses.jsonl: line 2 gives cached_from 'aaaaaaaaaaaa', where config.yaml leaves cache unset for "
         "runner.type 'openai', whose answers no benchrun kept there: a run made without the response cache took "
         "nothing from it"]
+
+
+# -- a fresh pass ------------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("size", "said"), [
+    (4084, "its file responses.jsonl's path takes 4,101 bytes, past the system's limit on a path (4,096 bytes, "
+           "PATH_MAX): give the run's path from a folder nearer it (cd there)"),
+    (4090, "its file responses.jsonl's path takes 4,107 bytes, past the system's limit on a path (4,096 bytes, "
+           "PATH_MAX): give the run's path from a folder nearer it (cd there)"),
+])
+def test_a_run_whose_files_paths_pass_path_max_is_said_so_not_gone(tmp_path, size, said):
+    run_dir = deep_run(tmp_path, size)
+    error = str(ArchiveError(said, file=str(run_dir)))
+    for command in ("verify", "show", "export", "report", "rescore"):
+        done = audit(tmp_path, command, str(run_dir))
+        assert (done.returncode, done.stdout, done.stderr) == (4, "", f"benchrun: error: {error}\n")
+    listed = json.loads(audit(tmp_path, "list", str(tmp_path), "--json").stdout)
+    assert [(entry["path"], entry["status"], entry["reason"]) for entry in listed] == [
+        (str(run_dir), "unreadable", error)]
+    assert audit(run_dir.parent, "verify", run_dir.name).stdout.splitlines()[-1] == "intact"
