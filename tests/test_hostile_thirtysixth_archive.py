@@ -27,6 +27,10 @@ A fresh pass:
    gone` (and of a longer one, `not a run directory (no run.json)`), where every file is there (a path from a folder
    nearer opens it), report said `file name too long: .../sweep.json`, a file nobody named, and `list` left the run
    out; the reader says why (`archive.pathmax`), and the run is listed as unreadable with it
+7. a rescore made by a benchrun before b364313 (1606a9f, of 2026-12-01, run and rescored here), whose rescore.json
+   digests scores.jsonl alone: verify failed the intact archive, `holds no digest of summary.json, which every
+   rescore writes`; such a summary.json is read as it is and checked against what its scores (which the digest
+   covers) make, said `ok` (`audit.rescorecheck.UNDIGESTED_SUMMARY`, `audit.summarycheck.RescoreBooks`)
 """
 from __future__ import annotations
 
@@ -45,7 +49,7 @@ from benchrun.core.procfs import PARENT, PROC, descendants, stat_fields
 from tests.helpers.archives import synthetic_run
 from tests.helpers.auditcli import audit
 from tests.helpers.p25_archive import sealed_over
-from tests.helpers.p28_archive import redigested
+from tests.helpers.p28_archive import redigested, rescored
 from tests.helpers.p29_archive import calls_rewritten, failed, rejudged
 from tests.helpers.p32_archive import sealed_fields, speed_remade
 from tests.helpers.p34_archive import judged_copy
@@ -134,3 +138,21 @@ def test_a_run_whose_files_paths_pass_path_max_is_said_so_not_gone(tmp_path, siz
     assert [(entry["path"], entry["status"], entry["reason"]) for entry in listed] == [
         (str(run_dir), "unreadable", error)]
     assert audit(run_dir.parent, "verify", run_dir.name).stdout.splitlines()[-1] == "intact"
+
+
+def test_a_rescore_whose_summary_a_benchrun_before_b364313_did_not_digest_is_checked_by_its_scores(tmp_path):
+    rescore = rescored(tmp_path) / "rescores" / "001"
+    info = json.loads((rescore / "rescore.json").read_text())
+    del info["files"]["summary.json"], info["started_at"]  # as 1606a9f wrote it
+    (rescore / "rescore.json").write_text(json.dumps(info, indent=2))
+    done = audit(tmp_path, "verify", "r")
+    assert (done.returncode, done.stdout.splitlines()[-3:]) == (0, [
+        "ok    rescores/001/summary.json: no digest in rescore.json, as a benchrun before b364313 wrote it: checked "
+        "against what its scores make", "ok    sources: task.path: 'nowhere' is not a directory (looked in "
+        f"{tmp_path / 'nowhere'}): not checked", "intact"])
+    summary = json.loads((rescore / "summary.json").read_text())
+    summary["metrics"][0]["mean"] = 0.5
+    (rescore / "summary.json").write_text(json.dumps(summary, indent=2))
+    assert failed(tmp_path, rescore.parent.parent) == [
+        "FAIL  rescores/001/summary.json: t/closeness: summary.json's mean is 0.5, its score records make 1.0: not as "
+        "the rescore wrote it, which tallied its records"]

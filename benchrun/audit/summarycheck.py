@@ -12,6 +12,7 @@ from benchrun.archive.lineagefields import call_overran, parent_unmade, self_der
 from benchrun.archive.reader import Run, load_run
 from benchrun.archive.repair import JudgeCalls
 from benchrun.archive.trust import seal_broken, unreadable
+from benchrun.archive.writer import file_digest
 from benchrun.audit.answernames import AnswerNames
 from benchrun.audit.askedservers import ResponseHosts, judge_servers, rejudge_servers
 from benchrun.audit.judgegrades import JudgeGrades
@@ -98,7 +99,9 @@ class RescoreBooks:
 
     def __init__(self, run: Run, manifest: Manifest, folder: Path, info: RescoreInfo):
         self.name, self.info, self.manifest = f"{RESCORES}/{folder.name}", info, info.graded(manifest)
-        self.graded = Run(folder, run.info.model_copy(update={"files": info.files, "judge": info.judge or run.info.judge}))
+        files = info.files if SUMMARY in info.files or not (folder / SUMMARY).is_file() else {  # before b364313: its
+            **info.files, SUMMARY: file_digest(folder / SUMMARY)}  # summary.json is read as it is, checked by its scores
+        self.graded = Run(folder, run.info.model_copy(update={"files": files, "judge": info.judge or run.info.judge}))
         self.books, self.answered = Books(self.manifest, shard=run.info.shard), set[tuple[str, int]]()
         self.grades = JudgeGrades(self.manifest, None if info.judge is None else
                                   rejudge_servers(run, info.judge, f"{self.name}/{RESCORE_FILE}"))
