@@ -146,7 +146,8 @@ def test_lines_added_and_lines_removed(copy):
     path.write_bytes(b"".join(lines[:3] + lines[4:]))
     assert problems(copy) == [
         Finding(False, "responses.jsonl", "line 4 is not the line written (14 lines differ)", 4),
-        Finding(False, "responses.jsonl", "truncated: 1 line of 18 written missing after line 17", 18)]
+        Finding(False, "responses.jsonl", "1 line of 18 written missing from line 4 on (where the lines begin to "
+                                          "differ)", 18)]
 
 
 @pytest.mark.slow

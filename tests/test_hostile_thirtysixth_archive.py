@@ -31,6 +31,10 @@ A fresh pass:
    digests scores.jsonl alone: verify failed the intact archive, `holds no digest of summary.json, which every
    rescore writes`; such a summary.json is read as it is and checked against what its scores (which the digest
    covers) make, said `ok` (`audit.rescorecheck.UNDIGESTED_SUMMARY`, `audit.summarycheck.RescoreBooks`)
+8. a record file with a hole punched in its middle (`fallocate --punch-hole`: its bytes read as NULs, several lines
+   one), or a line deleted from its middle: verify said `truncated: 4 lines of 40 written missing after line 36`, the
+   lines missing at the end where the file's end is as written; lines missing where lines differ are said missing
+   from the first that differs on (`archive.ledger.check_file`)
 """
 from __future__ import annotations
 
@@ -156,3 +160,13 @@ def test_a_rescore_whose_summary_a_benchrun_before_b364313_did_not_digest_is_che
     assert failed(tmp_path, rescore.parent.parent) == [
         "FAIL  rescores/001/summary.json: t/closeness: summary.json's mean is 0.5, its score records make 1.0: not as "
         "the rescore wrote it, which tallied its records"]
+
+
+def test_lines_missing_where_a_hole_was_punched_are_said_from_there_not_at_the_end(tmp_path):
+    run_dir = synthetic_run(tmp_path / "r", [1, 0] * 20)
+    with open(run_dir / "responses.jsonl", "r+b") as handle:  # as a hole punched in it reads
+        handle.seek(1024)
+        handle.write(bytes(1024))
+    assert failed(tmp_path, run_dir) == [
+        "FAIL  responses.jsonl: line 5 is not the line written (32 lines differ)",
+        "FAIL  responses.jsonl: 4 lines of 40 written missing from line 5 on (where the lines begin to differ)"]
