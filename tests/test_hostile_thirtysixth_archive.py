@@ -35,6 +35,10 @@ A fresh pass:
    one), or a line deleted from its middle: verify said `truncated: 4 lines of 40 written missing after line 36`, the
    lines missing at the end where the file's end is as written; lines missing where lines differ are said missing
    from the first that differs on (`archive.ledger.check_file`)
+9. a judged run made by a benchrun before 156073d (a3bd421, a25892c and 8c152b5, run and rescored here), whose
+   summary.json gives a judge's kappa worked out in floats (0.39999999999999986 where fractions make 0.4): verify
+   failed the intact run and each rescore of it, `judges.names: summary.json's agreement is ...`; a judge's agreement
+   is compared within rounding, as every other figure of a summary is (`audit.summarycheck._unmade`)
 """
 from __future__ import annotations
 
@@ -55,7 +59,9 @@ from tests.helpers.auditcli import audit
 from tests.helpers.p25_archive import sealed_over
 from tests.helpers.p28_archive import redigested, rescored
 from tests.helpers.p29_archive import calls_rewritten, failed, rejudged
+from tests.helpers.p31_archive import summary_rewritten
 from tests.helpers.p32_archive import sealed_fields, speed_remade
+from tests.helpers.p33_archive import judged_run
 from tests.helpers.p34_archive import judged_copy
 from tests.helpers.p36_archive import deep_run
 
@@ -170,3 +176,26 @@ def test_lines_missing_where_a_hole_was_punched_are_said_from_there_not_at_the_e
     assert failed(tmp_path, run_dir) == [
         "FAIL  responses.jsonl: line 5 is not the line written (32 lines differ)",
         "FAIL  responses.jsonl: 4 lines of 40 written missing from line 5 on (where the lines begin to differ)"]
+
+
+@pytest.fixture(scope="module")
+def judged(tmp_path_factory) -> Path:
+    """One judged run (`judged_run`) for the module's tests, each of which edits a copy."""
+    return judged_run(tmp_path_factory.mktemp("judged"))
+
+
+@pytest.mark.parametrize(("agreement", "said"), [(1.0 - 2 ** -52, None), (0.875, (
+    'FAIL  summary.json: judges.names: summary.json\'s agreement is {"answers": 8, "kappa": null, "repeats": 1, '
+    '"self_agreement": null, "with_scorers": {"contains": {"agreement": 0.875, "answers": 8, "kappa": null}}}, its '
+    'judge calls and scores make {"answers": 8, "kappa": null, "repeats": 1, "self_agreement": null, "with_scorers": '
+    '{"contains": {"agreement": 1.0, "answers": 8, "kappa": null}}}: show, list and compare read it, export and report '
+    'read the records'))])
+def test_a_judges_agreement_worked_out_in_floats_is_read_within_rounding(tmp_path, judged, agreement, said):
+    run_dir = judged_copy(tmp_path, judged)
+    summary_rewritten(run_dir, lambda summary: summary["judges"]["names"]["with_scorers"]["contains"].update(
+        agreement=agreement))
+    done = audit(tmp_path, "verify", str(run_dir))
+    if said is None:
+        assert (done.returncode, done.stdout.splitlines()[-1]) == (0, "intact")
+    else:
+        assert failed(tmp_path, run_dir) == [said]

@@ -248,11 +248,15 @@ def _unmade(books: Books, counts: Counts, graded: Run, files: tuple[str, str], r
         if (said is not None or field in WITH_REPEATS) and not close(said, made):
             return files[1], f"{field}: summary.json's is {_json(said)}, its records make {_json(made)}: {read}"
     said, made = (graded.summary.judges if graded.summary else None) or {}, books.agreement_summaries()
-    for judge in [*said, *(judge for judge in made if judge not in said)]:
-        if said.get(judge) != made.get(judge):
+    for judge in [*said, *(judge for judge in made if judge not in said)]:  # within rounding: before 156073d a
+        if not close(_dumped(said.get(judge)), _dumped(made.get(judge))):  # kappa was worked out in floats
             return files[1], (f"judges.{judge}: summary.json's agreement is {_agreement(said.get(judge))}, its judge "
                               f"calls and scores make {_agreement(made.get(judge))}: {read}")
     return None
+
+
+def _dumped(found: JudgeAgreement | None) -> dict[str, Any] | None:
+    return None if found is None else found.model_dump(mode="json")
 
 
 def _agreement(found: JudgeAgreement | None) -> str:
