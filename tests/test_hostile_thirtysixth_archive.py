@@ -39,6 +39,11 @@ A fresh pass:
    summary.json gives a judge's kappa worked out in floats (0.39999999999999986 where fractions make 0.4): verify
    failed the intact run and each rescore of it, `judges.names: summary.json's agreement is ...`; a judge's agreement
    is compared within rounding, as every other figure of a summary is (`audit.summarycheck._unmade`)
+10. `rescore_run` (the API) called from `python -` in the folder of the scorer file: `TaskError: in '.../<stdin>':
+    unreadable: no such file or directory`, the program run (`__main__`, whose file is `<stdin>`) taken for a module
+    the scorer file imported from its folder; and from a script in that folder, the script was recorded in
+    rescore.json's modules (a compile through the API likewise in the manifest): the program run is none of them
+    (`compiler.usercode._own_modules`, shared)
 """
 from __future__ import annotations
 
@@ -52,12 +57,14 @@ from pathlib import Path
 
 import pytest
 
+from benchrun.archive.reader import load_run
+from benchrun.audit import rescore_run
 from benchrun.core.errors import ArchiveError
 from benchrun.core.procfs import PARENT, PROC, descendants, stat_fields
 from tests.helpers.archives import synthetic_run
 from tests.helpers.auditcli import audit
 from tests.helpers.p25_archive import sealed_over
-from tests.helpers.p28_archive import redigested, rescored
+from tests.helpers.p28_archive import ONE, redigested, rescored
 from tests.helpers.p29_archive import calls_rewritten, failed, rejudged
 from tests.helpers.p31_archive import summary_rewritten
 from tests.helpers.p32_archive import sealed_fields, speed_remade
@@ -199,3 +206,16 @@ def test_a_judges_agreement_worked_out_in_floats_is_read_within_rounding(tmp_pat
         assert (done.returncode, done.stdout.splitlines()[-1]) == (0, "intact")
     else:
         assert failed(tmp_path, run_dir) == [said]
+
+
+@pytest.mark.parametrize("program", ["<stdin>", "driver.py"])
+def test_the_program_calling_rescore_is_no_module_its_scorer_file_imported(tmp_path, monkeypatch, program):
+    run_dir = synthetic_run(tmp_path / "r", [1, 0])
+    (tmp_path / "mine.py").write_text(ONE)
+    (tmp_path / "driver.py").write_text("import benchrun.audit\n")
+    monkeypatch.setattr(sys.modules["__main__"], "__file__", str(tmp_path / program), raising=False)
+    monkeypatch.chdir(tmp_path)
+    done = rescore_run(load_run(run_dir), scorers_file="mine.py", only=True)
+    assert (done.info.modules, json.loads((run_dir / "rescores" / "001" / "rescore.json").read_text()).keys()) == (
+        (), {"schema_version", "rescore", "run_id", "manifest_id", "created_at", "benchrun", "selected", "scorers",
+             "counts", "files", "started_at"})
