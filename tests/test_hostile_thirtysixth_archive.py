@@ -44,6 +44,9 @@ A fresh pass:
     the scorer file imported from its folder; and from a script in that folder, the script was recorded in
     rescore.json's modules (a compile through the API likewise in the manifest): the program run is none of them
     (`compiler.usercode._own_modules`, shared)
+11. a run directory named `-r` (or any path beginning with `-`) given to an audit command: `the following arguments
+    are required: RUN`, where RUN was given: argparse reads it as an option; its usage error says so, and how to give
+    it (`audit.__main__._Parser`)
 """
 from __future__ import annotations
 
@@ -219,3 +222,13 @@ def test_the_program_calling_rescore_is_no_module_its_scorer_file_imported(tmp_p
     assert (done.info.modules, json.loads((run_dir / "rescores" / "001" / "rescore.json").read_text()).keys()) == (
         (), {"schema_version", "rescore", "run_id", "manifest_id", "created_at", "benchrun", "selected", "scorers",
              "counts", "files", "started_at"})
+
+
+@pytest.mark.parametrize("args", [("verify", "-r"), ("show", "-r"), ("export", "-r", "--format", "csv")])
+def test_a_run_path_beginning_with_a_dash_is_said_to_read_as_an_option(tmp_path, args):
+    synthetic_run(tmp_path / "-r", [1, 0])
+    done = audit(tmp_path, *args)
+    assert (done.returncode, done.stdout, done.stderr.splitlines()[-1]) == (2, "", (
+        f"benchrun-audit {args[0]}: error: the following arguments are required: RUN ('-r' is a path that reads as an "
+        "option: give it as ./-r, or after --)"))
+    assert audit(tmp_path, "verify", "--", "-r").stdout.splitlines()[-1] == "intact"
