@@ -13,8 +13,8 @@ def deep_run(root: Path, size: int) -> Path:
     250 bytes, as deep as that takes): as a writer could not have made it there, whose temporary files' paths are
     longer."""
     folder = root
-    while len(os.fsencode(folder)) + 250 + 1 + 50 < size:
-        folder /= "d" * 250
+    while (left := size - len(os.fsencode(folder)) - 1) > 250:  # the run's own name: 50 to 250 bytes
+        folder /= "d" * min(250, left - 51)
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / ("r" * (size - len(os.fsencode(folder)) - 1))
     os.rename(synthetic_run(root / "r", [1, 0]), path)
