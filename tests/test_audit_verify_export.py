@@ -146,7 +146,8 @@ def test_lines_added_and_lines_removed(copy):
     path.write_bytes(b"".join(lines[:3] + lines[4:]))
     assert problems(copy) == [
         Finding(False, "responses.jsonl", "line 4 is not the line written (14 lines differ)", 4),
-        Finding(False, "responses.jsonl", "truncated: 1 line of 18 written missing after line 17", 18)]
+        Finding(False, "responses.jsonl", "1 line of 18 written missing from line 4 on (where the lines begin to "
+                                          "differ)", 18)]
 
 
 @pytest.mark.slow
@@ -284,7 +285,8 @@ def test_sources_not_found(copy, tmp_path):
     (copy / "run.json").write_text(json.dumps({**info, "cwd": str(tmp_path)}))
     reseal(copy)
     verdict = verify_run(load_run(copy), cwd=tmp_path)
-    assert verdict.findings[-1] == Finding(True, "sources", "not found (task.path 'bench'): not checked")
+    assert verdict.findings[-1] == Finding(True, "sources", f"task.path: 'bench' is not a directory (looked in "
+                                                            f"{tmp_path / 'bench'}): not checked")
     assert verdict.intact
 
 
@@ -295,7 +297,7 @@ def test_a_run_that_did_not_finish(tmp_path):
         "ok    responses.jsonl: 3 lines match records.sha256",
         "ok    scores.jsonl: 6 lines match records.sha256",
         "ok    config.yaml: 1 line as written (sha256 8797aaa88cf3…)",  # as the run wrote it at its start
-        "ok    sources: not found (task.path 'nowhere'): not checked",
+        f"ok    sources: task.path: 'nowhere' is not a directory (looked in {Path.cwd() / 'nowhere'}): not checked",
     ]
     with open(run_dir / "responses.jsonl", "ab") as handle:
         handle.write(b'{"id": "t:a=3", "tas')

@@ -89,7 +89,7 @@ def test_verify_of_a_damaged_file(run_dir, name, damage):
     finding = {
         "summary.json": f"FAIL  summary.json: changed since the run finished: sha256 {sha}…, run.json has "
                         f"{written['sha256'][:12]}…{lines}",
-        "seal.json": f"FAIL  seal.json: in '{run_dir / name}': unreadable: {why}",
+        "seal.json": f"FAIL  seal.json: unreadable: {why}",
         "manifest.json": f"FAIL  manifest.json: changed: its sha256 {sha}… is not the manifest id "
                          f"{info['manifest_id'][:12]}… in run.json",
     }[name]

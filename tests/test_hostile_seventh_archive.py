@@ -172,13 +172,14 @@ def test_a_seal_that_is_not_a_file_is_one_line(tmp_path, kind, said):
     """It was `AttributeError: 'NoneType' object has no attribute 'run_json'` from show, and verify said `missing`."""
     run_dir = synthetic_run(tmp_path / "run", [1, 0])
     _in_place(run_dir / "seal.json", kind)
-    why = f"in '{run_dir / 'seal.json'}': {said}, where a file belongs: benchrun reads only regular files"
+    what = f"{said}, where a file belongs: benchrun reads only regular files"
+    why = f"in '{run_dir / 'seal.json'}': {what}"
     shown = audit(tmp_path, "show", str(run_dir))
     assert (shown.returncode, shown.stdout, shown.stderr) == (EXIT["archive"], "", (
         f"benchrun: error: in '{run_dir}': run 555555555555: {why}, so what it says cannot be trusted; "
         f"benchrun-audit verify {run_dir} says what changed\n"))
     verified = audit(tmp_path, "verify", str(run_dir))
-    assert (verified.returncode, verified.stdout.splitlines()[1]) == (EXIT["not_intact"], f"FAIL  seal.json: {why}")
+    assert (verified.returncode, verified.stdout.splitlines()[1]) == (EXIT["not_intact"], f"FAIL  seal.json: {what}")
 
 
 def test_a_run_whose_manifest_is_gone_is_not_shown_as_if_whole(tmp_path):

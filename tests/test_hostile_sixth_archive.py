@@ -258,10 +258,11 @@ def test_a_planted_file_of_gigabytes_is_one_line_not_read_whole(tmp_path, name):
     run_dir = synthetic_run(tmp_path / "archive" / "run", [1, 0, 1])
     with open(run_dir / name, "r+b") as handle:
         handle.truncate(3 * 2**30)
-    said = f"in '{run_dir / name}': 3,221,225,472 bytes, more than benchrun writes in a {name} (67,108,864 bytes)"
+    size = f"3,221,225,472 bytes, more than benchrun writes in a {name} (67,108,864 bytes)"
+    said = f"in '{run_dir / name}': {size}"
     if name == "seal.json":
         verified = audit(tmp_path, "verify", str(run_dir))
-        assert (verified.returncode, verified.stdout.splitlines()[1]) == (EXIT["not_intact"], f"FAIL  seal.json: {said}")
+        assert (verified.returncode, verified.stdout.splitlines()[1]) == (EXIT["not_intact"], f"FAIL  seal.json: {size}")
         return
     listed = audit(tmp_path, "list", str(tmp_path / "archive"), "--json")
     assert (listed.returncode, json.loads(listed.stdout)) == (EXIT["ok"], [

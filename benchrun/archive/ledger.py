@@ -199,9 +199,11 @@ def check_file(run_dir: Path, name: str, digests: list[str], as_lf: bool = False
     if changed:
         also = f" ({len(changed)} lines differ)" if len(changed) > 1 else ""
         problems.append(Mismatch(name, changed[0], f"line {changed[0]} is not the line written{also}"))
-    if present < len(digests):
-        problems.append(Mismatch(name, present + 1, f"truncated: {_lines(len(digests) - present)} of "
-                                                    f"{len(digests)} written missing after line {present}"))
+    if present < len(digests):  # where lines differ, any from there on may be the one missing (deleted, a hole)
+        where = f"from line {changed[0]} on (where the lines begin to differ)" if changed else f"after line {present}"
+        problems.append(Mismatch(name, present + 1, f"{'' if changed else 'truncated: '}"
+                                                    f"{_lines(len(digests) - present)} of {len(digests)} written "
+                                                    f"missing {where}"))
     return Checked(run_dir / name, committed, size, len(digests), tail.held, problems, tail.lines, tail.cut)
 
 

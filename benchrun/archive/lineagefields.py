@@ -57,12 +57,7 @@ class Made:
 
     def _call_time(self, record: dict[str, Any]) -> str | None:
         """Why a judge call asked in this run (not carried over, nor from the cache) took longer than the run."""
-        seconds = record.get("seconds")
-        if self.span is None or not _time(seconds) or seconds <= self.span + CLOCKS_APART_S or any(
-                record.get(key) is not None for key in ("carried_from", "cached_from", "shard")):
-            return None
-        return (f"gives seconds {seconds}, more than the {round(self.span, 6)} s from run.json's started_at to its "
-                "ended_at, in which the run asked it")
+        return call_overran(record, self.span, "run.json's started_at to its ended_at, in which the run asked it")
 
     def _call_carried(self, record: dict[str, Any]) -> str | None:
         """Why a judge call is carried over where the answer it judges was asked in this run."""
@@ -171,13 +166,28 @@ step)."""
 
 
 def run_span(info: RunInfo) -> float | None:
-    """Seconds from the run's start to its end, as run.json says them; None when they cannot be set apart, or the end
-    is before the start (the system clock was stepped back while the run ran: its span bounds no time)."""
+    """Seconds from the run's start to its end, as run.json says them (`span`)."""
+    return span(info.started_at, info.ended_at)
+
+
+def span(start: Any, end: Any) -> float | None:
+    """Seconds from `start` to `end`, as a record gives them; None when they cannot be set apart, or the end is before
+    the start (the system clock was stepped back meanwhile: the span bounds no time)."""
     try:
-        ended, started = moment_at(info.ended_at or ""), moment_at(info.started_at)
+        ended, started = moment_at(end or ""), moment_at(start)
     except (TypeError, ValueError):
         return None
-    return span if (span := (ended - started).total_seconds()) >= 0 else None
+    return seconds if (seconds := (ended - started).total_seconds()) >= 0 else None
+
+
+def call_overran(record: dict[str, Any], asked_in: float | None, between: str) -> str | None:
+    """Why a judge call asked within `asked_in` seconds (not carried over, nor from the cache) took longer; `between`
+    names the times the span is from."""
+    seconds = record.get("seconds")
+    if asked_in is None or not _time(seconds) or seconds <= asked_in + CLOCKS_APART_S or any(
+            record.get(key) is not None for key in ("carried_from", "cached_from", "shard")):
+        return None
+    return f"gives seconds {seconds}, more than the {round(asked_in, 6)} s from {between}"
 
 
 ROUNDING_S = 1e-6

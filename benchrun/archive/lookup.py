@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 from typing import Iterator
 
+from benchrun.archive.pathmax import run_or_too_long
 from benchrun.archive.reader import DEFAULT_ROOT, PathLike, Run, load_run
 from benchrun.core.advice import audit_command
 from benchrun.core.errors import ArchiveError, reading
@@ -40,7 +41,7 @@ def _walk(root: str) -> Iterator[str | ArchiveError]:
             if os.path.isdir(folder):  # not a link that leads nowhere, nor a root that is not there
                 yield err
             continue
-        if os.path.lexists(os.path.join(folder, RUN)):  # a run.json that is no file (a link to nowhere) is unreadable
+        if run_or_too_long(folder):  # a run.json that is no file (a link to nowhere) is unreadable
             yield folder
         linked_jobs = any(entry.is_symlink() for entry in entries) and is_sweep(Path(folder))
         stack += [entry.path for entry in entries if not entry.name.startswith(".") and _is_dir(entry)
@@ -77,7 +78,7 @@ def resolve_run(ref: PathLike, root: PathLike = DEFAULT_ROOT) -> Run:
     """A run by path, or among the runs under `root` by its run id: whole, or a prefix of no other run's id."""
     ref = named(ref)
     if Path(ref).is_dir():
-        if not os.path.lexists(Path(ref) / RUN):  # a sweep's directory, an archive root: where its runs are said
+        if not run_or_too_long(Path(ref)):  # a sweep's directory, an archive root: where its runs are said
             raise ArchiveError(f"not a run directory (no run.json){_runs_in(Path(ref))}{_hidden(ref, root)}", file=ref)
         return load_run(ref)
     found = list(scan_runs(root))
@@ -135,7 +136,7 @@ def expand_runs(ref: PathLike, root: PathLike = DEFAULT_ROOT) -> list[Run]:
 def named_runs(ref: PathLike, root: PathLike = DEFAULT_ROOT) -> tuple[list[Run], list[Run]]:
     """`expand_runs`'s runs, and of a sweep's directory the runs made in it later, which it passes over (`sweep_jobs`)."""
     path = Path(named(ref))
-    if not path.is_dir() or os.path.lexists(path / RUN):  # a run.json that is no file is an unreadable run's
+    if not path.is_dir() or run_or_too_long(path):  # a run.json that is no file is an unreadable run's
         return [resolve_run(ref, root)], []
     jobs, later = sweep_jobs(path)
     if not (jobs := [(folder, run) for folder, run in jobs if own_run(folder)]):
@@ -165,7 +166,7 @@ def _some(paths: list[Path]) -> str:
 
 def is_sweep(path: Path) -> bool:
     """A sweep directory: no run.json of its own, and Hydra's multirun.yaml or benchrun's sweep.json."""
-    return (path.is_dir() and not os.path.lexists(path / RUN)
+    return (path.is_dir() and not run_or_too_long(path)
             and ((path / SWEEP_FILE).is_file() or (path / MULTIRUN_FILE).is_file()))
 
 

@@ -20,6 +20,7 @@ from pydantic import ValidationError
 from benchrun.archive.atomic import merging_left
 from benchrun.archive.jsononce import as_model, given_once
 from benchrun.archive.manifestbound import MANIFEST_CEILING, manifest_ceiling
+from benchrun.archive.pathmax import unopened
 from benchrun.archive.shapes import not_a_manifest
 from benchrun.core.errors import ArchiveError, BenchrunError, ConfigError, problem_line, reading
 from benchrun.core.filebytes import CHUNK_BYTES, MAX_JSON_BYTES, read_bounded, regular_file
@@ -387,8 +388,8 @@ def validation_said(err: ValidationError) -> str:
 def load_run(path: PathLike) -> Run:
     """The run in directory `path` (it must hold a run.json)."""
     path = Path(path)
-    if not os.path.lexists(path / RUN):  # a link to nowhere: unreadable, said below
-        raise ArchiveError("not a run directory (no run.json)", file=str(path))
+    if (why := unopened(path)) is not None:
+        raise ArchiveError(why, file=str(path))
     try:
         info = archived_model(path / RUN, RunInfo)
     except (ValidationError, json.JSONDecodeError, ValueError) as err:

@@ -8,7 +8,7 @@ import argparse
 import importlib
 import os
 import sys
-from typing import Any, Sequence
+from typing import Any, NoReturn, Sequence
 
 from benchrun.core.errors import EXIT, BenchrunError, RunInterrupted, os_error_line, refused_by_system
 from benchrun.core.loading import load_failure, missing_line, plain_error
@@ -43,10 +43,23 @@ WRITERS = ("rescore", "export", "resume", "retry", "merge", "report")
 """The commands that make folders or files (in the archive, or where `--out` says)."""
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, whose usage error says when a path given begins with `-`, which it reads as an option."""
+
+    given: Sequence[str] = ()
+    """The arguments being parsed."""
+
+    def error(self, message: str) -> NoReturn:
+        before = list(self.given)[:list(self.given).index("--")] if "--" in self.given else self.given
+        dashed = next((arg for arg in before if arg.startswith("-") and arg != "-" and os.path.lexists(arg)), None)
+        super().error(message if dashed is None else (
+            f"{message} ('{dashed}' is a path that reads as an option: give it as ./{dashed}, or after --)"))
+
+
 def parser_for(command: str | None) -> tuple[argparse.ArgumentParser, object | None]:
     """The top parser, with the chosen command's own options (only that command's module is imported). A command's
     help is written plainly (`95%`): argparse's %-formatting applies to help strings, not to descriptions."""
-    parser = argparse.ArgumentParser(prog="benchrun-audit", description="Audit past benchrun runs from the archive alone.")
+    parser = _Parser(prog="benchrun-audit", description="Audit past benchrun runs from the archive alone.")
     parser.add_argument("--verbose", action="store_true", help="show full tracebacks")
     parser.add_argument("--version", action=_Version, help="say benchrun's version (and Hydra's) and exit")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -79,6 +92,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         refuse_key_words(argv)
         parser, module = parser_for(command)  # in here: an interrupt while the command's code loads is one line too
+        _Parser.given = argv
         args = parser.parse_args(argv)
         if args.command in WRITERS:
             refuse_owner_masked(f"benchrun-audit {args.command}")

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from functools import partial
 from pathlib import Path
-from typing import Any, Iterable, Sequence, get_args
+from typing import Any, Callable, Iterable, Iterator, Sequence, TypeVar, get_args
 
 from rich.table import Table
 from rich.text import Text
@@ -31,6 +31,7 @@ from benchrun.core.recordvalues import moment_at, pin_named, short_digest
 
 STOPPED = "stopped"
 """What `list --status` calls a run whose run.json says `running` while no live process writes it (killed)."""
+T = TypeVar("T")
 HEADLINE = 3
 """Metrics shown per run: the first of summary.json, scorers' metrics before format_valid."""
 
@@ -124,17 +125,36 @@ def list_runs(root: PathLike = DEFAULT_ROOT, model: str | None = None, task: str
               status: Iterable[str] = (), since: datetime | None = None) -> list[ListedRun | Unreadable]:
     """Every run under `root` (sweep jobs included) that passes the filters, newest first; then the run.json files
     that cannot be read (unless a filter asks for something they cannot say)."""
+    return ordered(listed_runs(root, model, task, status, since), lambda entry: entry)
+
+
+def ordered(entries: Iterable[ListedRun | Unreadable], shown: Callable[[ListedRun | Unreadable], T]) -> list[T]:
+    """`entries` as `shown` shows each, once read (its run is not held: `list` of 10,000 runs held every one), the
+    runs newest first, then the unreadable ones in the order found."""
+    found: list[tuple[datetime, str, T]] = []
+    unreadable: list[T] = []
+    for entry in entries:
+        if isinstance(entry, Unreadable):
+            unreadable.append(shown(entry))
+        else:
+            found.append((entry.started, entry.run.id, shown(entry)))
+    found.sort(key=lambda each: each[:2], reverse=True)
+    return [*(each[2] for each in found), *unreadable]
+
+
+def listed_runs(root: PathLike, model: str | None, task: str | None, status: Iterable[str],
+                since: datetime | None) -> Iterator[ListedRun | Unreadable]:
+    """`list_runs`'s entries as they are read, in the order found."""
     root = Path(root)
     if not root.is_dir():
         raise ArchiveError(f"no archive directory '{root}'")
     with reading(root):  # a root it may not list: nothing can be listed, which is no archive of 0 runs
         os.scandir(root).close()
     statuses = set(status)
-    found, unreadable = [], []
     for run in scan_runs(root):
         if isinstance(run, ArchiveError):
             if (model, task, since) == (None, None, None) and (not statuses or UNREADABLE in statuses):
-                unreadable.append(Unreadable(run))
+                yield Unreadable(run)
             continue
         info = run.info
         if model is not None and model not in (info.model, info.identity.get("name")):  # `--model ""`: none
@@ -147,13 +167,11 @@ def list_runs(root: PathLike = DEFAULT_ROOT, model: str | None = None, task: str
             entry = listed(run)
         except ArchiveError as err:  # its summary.json: the run is listed as unreadable, never left out
             if task is None:
-                unreadable.append(Unreadable(err))
+                yield Unreadable(err)
             continue
-        if (task is not None and task not in entry.tasks) or (
-                statuses and listed_as(info.status, entry.reason) not in statuses):
-            continue
-        found.append(entry)
-    return [*sorted(found, key=lambda entry: (entry.started, entry.run.id), reverse=True), *unreadable]
+        if (task is None or task in entry.tasks) and (
+                not statuses or listed_as(info.status, entry.reason) in statuses):
+            yield entry
 
 
 def runs_table(count: int, rows: Sequence[Row]) -> Table:
@@ -253,9 +271,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    entries = list_runs(args.root, args.model, args.task, args.status, args.since)
+    entries = listed_runs(args.root, args.model, args.task, args.status, args.since)
     if args.json:
-        print(json.dumps([entry.to_json() for entry in entries], indent=2))
+        print(json.dumps(ordered(entries, lambda entry: entry.to_json()), indent=2))
     else:
-        print_table(output.stdout(), partial(runs_table, len(entries)), [run_row(entry) for entry in entries])
+        rows = ordered(entries, run_row)
+        print_table(output.stdout(), partial(runs_table, len(rows)), rows)
     return EXIT["ok"]

@@ -16,6 +16,7 @@ from typing import Sequence
 
 from benchrun.archive.atomic import named_output, write_atomic
 from benchrun.archive.lookup import is_sweep, named, resolve_run, sweep_jobs
+from benchrun.archive.pathmax import run_or_too_long
 from benchrun.archive.reader import DEFAULT_ROOT, PathLike, Run, load_run
 from benchrun.archive.speed import speed_of
 from benchrun.audit import arguments
@@ -25,7 +26,6 @@ from benchrun.audit.report_samples import read_records, samples_view, shown_samp
 from benchrun.console.output import say, stdout
 from benchrun.console.visible import shown_name
 from benchrun.core.errors import EXIT, ArchiveError, BenchrunError, writing
-from benchrun.core.layout import RUN
 
 REPORT_FILE = "report.html"
 
@@ -80,7 +80,7 @@ def expand(ref: PathLike, root: PathLike) -> list[Job]:
         jobs, later = sweep_jobs(path)
         say_passed_over(path, later)
         return [_job(job_dir, run) for job_dir, run in jobs]
-    if path.is_dir() and not os.path.lexists(path / RUN):
+    if path.is_dir() and not run_or_too_long(path):
         raise ArchiveError("neither a run directory (no run.json) nor a sweep directory (no sweep.json)",
                            file=os.fspath(ref))
     run = resolve_run(ref, root).require_records()

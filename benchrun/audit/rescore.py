@@ -135,13 +135,14 @@ def rescore(run: Run, names: list[str] | None = None, scorers_file: PathLike | N
     with DirLock(run.path):
         out = claim_dir(run.path / RESCORES)
         try:
+            started = now()
             grading = _Grading(_grader(asked or manifest, plan, loaded, out / RESCORE_LOG, timeout_s), old, out)
             found = INTERRUPTS.run(lambda: _judged_scores(run, asked or manifest, grading, config))
             info = RescoreInfo(rescore=out.name, run_id=run.id, manifest_id=run.info.manifest_id, created_at=now(),
                                benchrun=environment()["benchrun"], selected=None if names is None else tuple(names),
                                scorers=scorers_used(manifest, plan, loaded), counts=found.books.counts(),
                                files=found.digests, judge=found.judge, unverified=tuple(unverified),
-                               modules=modules_used(run, manifest, loaded))
+                               modules=modules_used(run, manifest, loaded), started_at=started)
             write_atomic(out / RESCORE_FILE, info.model_dump_json(indent=2).encode() + b"\n")
         except BaseException:
             shutil.rmtree(out, ignore_errors=True)

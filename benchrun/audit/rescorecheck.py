@@ -31,6 +31,10 @@ from benchrun.core.text import NotJSON
 
 RESCORE_WRITES = (RESCORE_FILE, RESCORE_LOG, SCORES, JUDGEMENTS, SUMMARY)
 """What a rescore writes in its folder."""
+UNDIGESTED_SUMMARY = ("no digest in rescore.json, as a benchrun before b364313 wrote it: checked against what its "
+                      "scores make")
+"""A rescore's summary.json that its rescore.json does not digest: every figure in it is made by its scores, which
+the digest of scores.jsonl covers."""
 RUN_ONLY = tuple(name for name in RUN_OWN if name not in RESCORE_WRITES)
 """A run's own names that no rescore writes (run.json, seal.json, rescores/, ...): a folder holding one is a run's, or a
 copy of one, never a rescore's."""
@@ -88,6 +92,7 @@ def check_rescore(run: Run, path: Path, writer: str | None) -> Checked:
     if isinstance(info, Finding):
         return Checked([info])
     partial = [Finding(True, name, said) for said in [covers_fewer(info, run.info.counts.responses)] if said]
+    partial += [] if SUMMARY in info.files else [Finding(True, f"{name}/{SUMMARY}", UNDIGESTED_SUMMARY)]
     own = Finding(True, f"{name}/{RESCORE_FILE}", f"rescore {info.rescore} of this run")  # a link in its place: `held`
     digested = [replace(f, file=f"{name}/{f.file}") for file, digest in info.files.items()
                 for f in check_file(path, file, digest, ("rescore", RESCORE_FILE))]
@@ -137,10 +142,8 @@ def _not_claimed(run: Run, path: Path, info: RescoreInfo) -> str | None:
     strays = [file for file in info.files if Path(file).name != file or file in (".", "..")]
     if strays:
         return f"names a file outside its folder: {strays[0]!r}"
-    undigested = [file for file in (SCORES, SUMMARY) if file not in info.files]
-    if undigested:
-        return (f"holds no digest of {' or '.join(undigested)}, which every rescore writes: nothing covers what they "
-                "say")
+    if SCORES not in info.files:
+        return f"holds no digest of {SCORES}, which every rescore writes: nothing covers what it says"
     if info.judge is not None and JUDGEMENTS not in info.files:
         return (f"holds no digest of {JUDGEMENTS}, which a rescore with --rejudge writes: nothing covers the grades it "
                 "asked")

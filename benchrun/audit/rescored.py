@@ -63,6 +63,7 @@ class RescoreInfo(Frozen):
     run_id: str
     manifest_id: str
     created_at: str
+    """When it was written, its scores made."""
     benchrun: str | None
     selected: tuple[str, ...] | None
     """The --scorer names, or None when every task was scored with its own scorers."""
@@ -75,6 +76,9 @@ class RescoreInfo(Frozen):
     """With --force: what of the run's records did not verify when they were scored (`file: why`)."""
     modules: tuple[ModuleUsed, ...] = Field((), exclude_if=lambda modules: not modules)
     """The modules the scorer files imported from their own folders, as they were when scored."""
+    started_at: str | None = Field(None, exclude_if=lambda started: started is None)
+    """When it began scoring: its own judge calls (rejudged) were asked from then to `created_at` (a benchrun before
+    the thirty-sixth hostile pass gives none)."""
 
     @field_validator("judge")
     @classmethod

@@ -20,13 +20,13 @@ def check_sources(run: Run, cwd: PathLike) -> list[Finding]:
     if run.info.manifest_id is None or not (run.path / MANIFEST).is_file():
         return []
     try:
-        task_path = run.config["task"]["path"]
+        run.config["task"]["path"]  # the benchmark is located by it
     except (BenchrunError, yaml.YAMLError, KeyError, TypeError):
         return [Finding(False, CONFIG, "missing or unreadable: the benchmark's sources cannot be located")]
     try:
         bench = run.bench_dir(cwd)
-    except BenchrunError:
-        return [Finding(True, "sources", f"not found (task.path '{task_path}'): not checked")]
+    except BenchrunError as err:  # as the run's own error says it: where it looked, and a name in another form
+        return [Finding(True, "sources", f"{err}: not checked")]
     from benchrun.compiler.plan import source_files
 
     if not _the_runs(run):  # read whole only once it is the run's: a planted one may be gigabytes

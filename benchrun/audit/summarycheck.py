@@ -8,10 +8,11 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from benchrun.archive.books import Books
-from benchrun.archive.lineagefields import parent_unmade, self_derived
+from benchrun.archive.lineagefields import call_overran, parent_unmade, self_derived, span
 from benchrun.archive.reader import Run, load_run
 from benchrun.archive.repair import JudgeCalls
 from benchrun.archive.trust import seal_broken, unreadable
+from benchrun.archive.writer import file_digest
 from benchrun.audit.answernames import AnswerNames
 from benchrun.audit.askedservers import ResponseHosts, judge_servers, rejudge_servers
 from benchrun.audit.judgegrades import JudgeGrades
@@ -98,7 +99,9 @@ class RescoreBooks:
 
     def __init__(self, run: Run, manifest: Manifest, folder: Path, info: RescoreInfo):
         self.name, self.info, self.manifest = f"{RESCORES}/{folder.name}", info, info.graded(manifest)
-        self.graded = Run(folder, run.info.model_copy(update={"files": info.files, "judge": info.judge or run.info.judge}))
+        files = info.files if SUMMARY in info.files or not (folder / SUMMARY).is_file() else {  # before b364313: its
+            **info.files, SUMMARY: file_digest(folder / SUMMARY)}  # summary.json is read as it is, checked by its scores
+        self.graded = Run(folder, run.info.model_copy(update={"files": files, "judge": info.judge or run.info.judge}))
         self.books, self.answered = Books(self.manifest, shard=run.info.shard), set[tuple[str, int]]()
         self.grades = JudgeGrades(self.manifest, None if info.judge is None else
                                   rejudge_servers(run, info.judge, f"{self.name}/{RESCORE_FILE}"))
@@ -106,6 +109,8 @@ class RescoreBooks:
         the chats its judge was asked."""
         self.names = AnswerNames()
         """The names its own judge calls (rejudged) gave their model."""
+        self.span = span(info.started_at, info.created_at)
+        """Seconds from its start to its end, in which it asked its own judge calls (None: a rescore giving no start)."""
 
     def response(self, response: ResponseRecord) -> None:
         if self.books.responses < self.info.counts.responses:  # what rescore.json says, which anyone may write: 10**30
@@ -140,7 +145,9 @@ class RescoreBooks:
         are vetted, `repair.JudgeCalls`: a judge of the task, a repeat asked, an answer it scored, once), said."""
         calls = JudgeCalls(self.manifest)
         for number, call in enumerate(self.graded.judgements(), 1):
-            if (why := calls.problem(number, (call.id, call.repeat), call.judge, call.judge_repeat, self.answered)):
+            if (why := calls.problem(number, (call.id, call.repeat), call.judge, call.judge_repeat, self.answered)
+                    or call_overran(call.model_dump(), self.span, f"{self.name}/{RESCORE_FILE}'s started_at to its "
+                                                                  "created_at, in which the rescore asked it")):
                 return f"line {number} {why}"
             self.grades.calls((call,))
             if (why := self.grades.misread(call)) is not None:
@@ -241,11 +248,15 @@ def _unmade(books: Books, counts: Counts, graded: Run, files: tuple[str, str], r
         if (said is not None or field in WITH_REPEATS) and not close(said, made):
             return files[1], f"{field}: summary.json's is {_json(said)}, its records make {_json(made)}: {read}"
     said, made = (graded.summary.judges if graded.summary else None) or {}, books.agreement_summaries()
-    for judge in [*said, *(judge for judge in made if judge not in said)]:
-        if said.get(judge) != made.get(judge):
+    for judge in [*said, *(judge for judge in made if judge not in said)]:  # within rounding: before 156073d a
+        if not close(_dumped(said.get(judge)), _dumped(made.get(judge))):  # kappa was worked out in floats
             return files[1], (f"judges.{judge}: summary.json's agreement is {_agreement(said.get(judge))}, its judge "
                               f"calls and scores make {_agreement(made.get(judge))}: {read}")
     return None
+
+
+def _dumped(found: JudgeAgreement | None) -> dict[str, Any] | None:
+    return None if found is None else found.model_dump(mode="json")
 
 
 def _agreement(found: JudgeAgreement | None) -> str:

@@ -40,7 +40,7 @@ from benchrun.audit.summarycheck import RunPass, disagreement
 from benchrun.console import output
 from benchrun.console.visible import shown_name
 from benchrun.core.advice import audit_command
-from benchrun.core.errors import EXIT, BenchrunError
+from benchrun.core.errors import EXIT, BenchrunError, without_file
 from benchrun.core.layout import (
     CONFIG,
     DIGESTS,
@@ -113,7 +113,7 @@ def check_seal(run: Run) -> list[Finding]:
     try:
         seal = run.seal
     except BenchrunError as err:
-        return [Finding(False, SEAL, str(err))]
+        return [Finding(False, SEAL, without_file(err))]
     if (broken := seal_broken(run, seal)) is not None:
         file, why = broken
         if file == RUN and run.info.status == "running" and not run.info.files:  # a resume's first write: the

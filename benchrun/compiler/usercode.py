@@ -178,12 +178,13 @@ def forget_local_modules() -> None:
 def _own_modules(benches: Iterable[Path]) -> Iterator[tuple[str, Path, Path]]:
     """(name, resolved path, resolved benchmark folder) of each module in sys.modules that is a benchmark's own: beneath
     one of `benches`, and not of a folder of installed packages (a virtual environment kept in the benchmark), nor
-    benchrun's own (a benchmark around its checkout), nor benchrun's imports of the benchmark's files themselves."""
+    benchrun's own (a benchmark around its checkout), nor benchrun's imports of the benchmark's files themselves, nor
+    the program run (`__main__`: a script in the benchmark calling the API, `python -` whose file is `<stdin>`)."""
     roots = {bench.resolve(): bench for bench in benches}
     named = tuple({str(p) + os.sep for root, bench in roots.items() for p in (root, bench.absolute())})
     for name, module in list(sys.modules.items()):  # resolved only beneath them: 1 ms, not 16
         where = getattr(module, "__file__", None)
-        if not where or _INTERNAL_NAME.match(name) or not os.path.abspath(where).startswith(named):
+        if not where or name == "__main__" or _INTERNAL_NAME.match(name) or not os.path.abspath(where).startswith(named):
             continue
         path = Path(where).resolve()
         if (root := own_root(path, roots)) is not None:
