@@ -1,6 +1,6 @@
 """What a benchmark's code run in the run's own process (its files imported to compile) may not change for the run:
-its signal handling, working directory, umask, sys.path, environment, builtins, resource limits and recursion limit,
-OmegaConf's resolvers, each put back after the block (`kept`), as the scorer process puts most of them back after each
+its locale and the interpreter's other SETTINGS, signal handling, working directory, umask, sys.path, environment,
+builtins, resource limits and recursion limit, OmegaConf's resolvers, each put back after the block (`kept`), as the scorer process puts most of them back after each
 call (benchrun.execute.scorer_worker), what runs as the process exits, its garbage collection and its logging."""
 
 from __future__ import annotations
@@ -9,14 +9,16 @@ import atexit
 import builtins
 import contextlib
 import gc
+import locale
 import logging
 import os
 import resource
+import socket
 import sys
 import sysconfig
 import tempfile
 import time
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from benchrun.core.interrupts import handling_now
 from benchrun.core.scratch import remove_scratch, scratch_folder
@@ -27,10 +29,61 @@ def kept() -> Iterator[None]:
     """The process's signal handling, working directory, umask, sys.path, environment, builtins, resource limits,
     recursion limit, exit functions, garbage collection, logging and OmegaConf's resolvers as they were before the
     block, and the block's temporary files in a folder of their own."""
-    with _signals_kept(), _file_making_kept(), _import_path_kept(), _environment_kept(), _builtins_kept(), \
+    with _settings_kept(), _signals_kept(), _file_making_kept(), _import_path_kept(), _environment_kept(), _builtins_kept(), \
             _limits_kept(), _exit_functions_kept(), _collection_kept(), _logging_kept(), _temporary_files_kept(), \
             _resolvers_kept():
         yield
+
+
+SETTINGS: tuple[tuple[Callable[[], Any], Callable[[Any], Any]], ...] = (
+    (lambda: locale.setlocale(locale.LC_ALL), lambda found: locale.setlocale(locale.LC_ALL, found)),
+    (sys.gettrace, sys.settrace), (sys.getprofile, sys.setprofile),
+    (socket.getdefaulttimeout, socket.setdefaulttimeout), (sys.getswitchinterval, sys.setswitchinterval),
+    (gc.isenabled, lambda enabled: gc.enable() if enabled else gc.disable()),
+    (gc.get_threshold, lambda found: gc.set_threshold(*found)), (sys.getrecursionlimit, sys.setrecursionlimit),
+    (sys.get_int_max_str_digits, sys.set_int_max_str_digits),
+    (lambda: list(sys.path) if isinstance(sys.path, list) else sys.path,
+     lambda found: setattr(sys, "path", list(found))),
+    *([(lambda: os.sched_getaffinity(0), lambda found: os.sched_setaffinity(0, found))]
+      if hasattr(os, "sched_getaffinity") else []),
+    *((lambda name=name: getattr(sys, name), lambda found, name=name: setattr(sys, name, found))
+      for name in ("stdin", "stdout", "stderr")))
+"""The interpreter's settings a scorer may change for its own work, each read and set back (the scorer process's
+`_Found`), none of which may reach the calls after it, nor, changed by a benchmark's file as it is imported, the run
+(`_settings_kept`: `locale.setlocale(LC_ALL, 'de_DE.UTF-8')` rendered `{a:n}` in every later prompt `1.234.567`): a locale (`locale.setlocale(LC_NUMERIC, ...)`: their `locale.atof` read numbers by it), a
+trace or profile function (`sys.settrace`, a profiler left enabled: run on every line of theirs), a default socket
+timeout (`socket.setdefaulttimeout(0.001)`: their requests timed out), a thread switch interval, the garbage
+collector turned off or retuned, a recursion limit or a bound on the digits of an int (`sys.setrecursionlimit(200)`,
+`sys.set_int_max_str_digits(640)`: their own work a RecursionError, a ValueError), the module search path
+(`sys.path.append`, or `sys.path` bound to another value), the CPUs the process may run on
+(`os.sched_setaffinity(0, {0})`, where the system has it), the standard streams (`sys.stdin = io.StringIO(...)`:
+their `input()` read what an earlier call left there, where it reads nothing)."""
+
+
+
+
+@contextlib.contextmanager
+def _settings_kept() -> Iterator[None]:
+    """The interpreter's SETTINGS as before the block: its locale above all, by which a template's `{a:n}` is
+    rendered (a benchmark's file that set one at import rendered `1234567` as `1.234.567`, under another manifest
+    id, in its run and in every job after it in a sweep's process)."""
+    found = settings_now()
+    try:
+        yield
+    finally:
+        put_back_settings(found)
+
+
+def settings_now() -> list[Any]:
+    """Each of the interpreter's SETTINGS as it is now, as `put_back_settings` takes them."""
+    return [get() for get, _ in SETTINGS]
+
+
+def put_back_settings(found: list[Any]) -> None:
+    """Each of the interpreter's SETTINGS as `found` (`settings_now`), set again where it changed."""
+    for (get, put), was in zip(SETTINGS, found):
+        if get() != was:
+            put(was)
 
 
 @contextlib.contextmanager

@@ -24,19 +24,16 @@ import builtins
 import contextlib
 import decimal
 import fcntl
-import gc
 import json
-import locale
 import os
 import resource
-import socket
 import sys
 import time
 import warnings
 from pathlib import Path
 from typing import IO, Any, Callable
 
-from benchrun.compiler.runstate import limits_now, put_back_limits, put_back_names
+from benchrun.compiler.runstate import limits_now, put_back_limits, put_back_names, put_back_settings, settings_now
 from benchrun.compiler.scoring import metrics, scorers_in, source_sha256
 from benchrun.core.errors import BenchrunError, os_problem
 from benchrun.core.interrupts import handling_now, ignore_terminal_signals
@@ -79,30 +76,6 @@ def main() -> None:
                      "ends, and the run starts another")
 
 
-SETTINGS: tuple[tuple[Callable[[], Any], Callable[[Any], Any]], ...] = (
-    (lambda: locale.setlocale(locale.LC_ALL), lambda found: locale.setlocale(locale.LC_ALL, found)),
-    (sys.gettrace, sys.settrace), (sys.getprofile, sys.setprofile),
-    (socket.getdefaulttimeout, socket.setdefaulttimeout), (sys.getswitchinterval, sys.setswitchinterval),
-    (gc.isenabled, lambda enabled: gc.enable() if enabled else gc.disable()),
-    (gc.get_threshold, lambda found: gc.set_threshold(*found)), (sys.getrecursionlimit, sys.setrecursionlimit),
-    (sys.get_int_max_str_digits, sys.set_int_max_str_digits),
-    (lambda: list(sys.path) if isinstance(sys.path, list) else sys.path,
-     lambda found: setattr(sys, "path", list(found))),
-    *([(lambda: os.sched_getaffinity(0), lambda found: os.sched_setaffinity(0, found))]
-      if hasattr(os, "sched_getaffinity") else []),
-    *((lambda name=name: getattr(sys, name), lambda found, name=name: setattr(sys, name, found))
-      for name in ("stdin", "stdout", "stderr")))
-"""The interpreter's settings a scorer may change for its own work, each read and set back (`_Found`), none of which
-may reach the calls after it: a locale (`locale.setlocale(LC_NUMERIC, ...)`: their `locale.atof` read numbers by it), a
-trace or profile function (`sys.settrace`, a profiler left enabled: run on every line of theirs), a default socket
-timeout (`socket.setdefaulttimeout(0.001)`: their requests timed out), a thread switch interval, the garbage
-collector turned off or retuned, a recursion limit or a bound on the digits of an int (`sys.setrecursionlimit(200)`,
-`sys.set_int_max_str_digits(640)`: their own work a RecursionError, a ValueError), the module search path
-(`sys.path.append`, or `sys.path` bound to another value), the CPUs the process may run on
-(`os.sched_setaffinity(0, {0})`, where the system has it), the standard streams (`sys.stdin = io.StringIO(...)`:
-their `input()` read what an earlier call left there, where it reads nothing)."""
-
-
 class _Found:
     """The process's state as the first call found it, which every call starts in (`put_back`): a scorer's
     `os.chdir` or `os.environ[...] = ...` reached the calls after it, so a score depended on which samples this
@@ -112,9 +85,8 @@ class _Found:
     end); so did a name it set or replaced among the builtins (`builtins.round = ...`: the next sample's scorer
     rounded with it, or the process's own `len` broke), and the decimal context (`decimal.getcontext().prec = 2`);
     a time zone it set (`TZ` and `time.tzset()`, or `os.putenv('TZ', ...)`, which os.environ does not show) stayed in
-    force though $TZ was put back; so did the interpreter's
-    settings of SETTINGS it changed, and a standard descriptor it replaced (`os.dup2(devnull, 2)` to quiet a library,
-    left so: nothing a later call printed reached the log)."""
+    force though $TZ was put back; so did the interpreter's settings of runstate.SETTINGS it changed, and a standard
+    descriptor it replaced (`os.dup2(devnull, 2)` to quiet a library, left so: nothing a later call printed reached the log)."""
 
     def __init__(self) -> None:
         self.cwd, self.environ, self.signals = os.getcwd(), dict(os.environ), handling_now()
@@ -122,7 +94,7 @@ class _Found:
         self.builtins, self.decimal = dict(vars(builtins)), decimal.getcontext().copy()
         self.umask = os.umask(0o022)
         os.umask(self.umask)
-        self.limits, self.settings = limits_now(), [get() for get, _ in SETTINGS]
+        self.limits, self.settings = limits_now(), settings_now()
         self.standard, self.zone = {fd: (_kept(fd), _file_of(fd)) for fd in STANDARD}, _zone()
 
     def put_back(self) -> None:
@@ -134,9 +106,7 @@ class _Found:
         self.signals()
         put_back_limits(self.limits)
         os.umask(self.umask)
-        for (get, put), found in zip(SETTINGS, self.settings):
-            if get() != found:
-                put(found)
+        put_back_settings(self.settings)
         for fd, (copy, file) in self.standard.items():
             if _file_of(fd) != file:
                 os.dup2(copy, fd)

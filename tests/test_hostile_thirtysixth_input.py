@@ -1,0 +1,49 @@
+"""The thirty-sixth hostile pass of issue 19, the side of what goes in: the items the thirty-fifth pass left, then a
+fresh pass. /work/notes/p36/result-input.md has the whole list, what held and what was left.
+
+Fixed:
+1. The process's locale and the interpreter's other settings (`compiler.runstate.SETTINGS`, out of
+   execute/scorer_worker.py: trace and profile functions, the default socket timeout, the bound on an int's digits,
+   the CPUs it runs on, ...) put back after a benchmark's file is imported to compile (`runstate._settings_kept`), as
+   the scorer process puts them back after each call: a custom_scorer.py that set `locale.setlocale(LC_ALL,
+   'de_DE.UTF-8')` at import rendered a template's `{a:n}` as `1.234.567` (`1234567` in the C locale every run
+   starts in), under another manifest id, in its run and every job after it in a sweep's process.
+2. A file the user saved (tasks.yml, an info.yml, judges.yml, a runner file, custom_*.py) that is not UTF-8 told
+   to be saved as UTF-8, as a template, a data file and a preset were (core.filebytes.read_utf8's `saved`); the
+   archive's config.yaml is not.
+3. A folder task's data file (`fewshot: {file: shots.jsonl}`) missing from the benchmark's folder but in the task's
+   said with the path to give (compiler.data._in_task_folder): `tasks/t/shots.jsonl`.
+"""
+
+from __future__ import annotations
+
+import locale
+
+from tests.helpers.p29_input import dry_run
+from tests.helpers.p30_input import TASK, ended, refusal
+from tests.helpers.p36_input import FOLDER_SHOTS, LOCALE_SCORER
+
+
+def test_a_locale_a_benchmarks_file_sets_as_it_is_imported_is_put_back(tmp_path):
+    """Before: the locale of numbers C.UTF-8 after the compile (de_DE's rendered `{a:n}` of 1234567 `1.234.567`)."""
+    was = locale.setlocale(locale.LC_NUMERIC)
+    try:
+        done = dry_run(tmp_path, {"tasks.yml": TASK + "  scorer: s\n", "custom_scorer.py": LOCALE_SCORER})
+        assert (done.returncode, locale.setlocale(locale.LC_NUMERIC)) == (0, was)
+    finally:
+        locale.setlocale(locale.LC_NUMERIC, was)
+
+
+def test_a_task_file_that_is_not_utf8_is_told_to_be_saved_as_utf8(tmp_path):
+    """Before: `... not UTF-8 text (invalid continuation byte, 0xe9)`, with no word of what to do, as a template's had."""
+    (tmp_path / "bench").mkdir()
+    (tmp_path / "bench" / "judges.yml").write_bytes("- name: caf\u00e9\n".encode("latin-1"))
+    assert ended(dry_run(tmp_path, {"tasks.yml": TASK}, "judge.model=j")) == refusal(
+        "in 'judges.yml': line 1, column 12: not UTF-8 text (invalid continuation byte, 0xe9); save it as UTF-8")
+
+
+def test_a_folder_tasks_data_file_in_its_folder_is_said_with_the_path_to_give(tmp_path):
+    """Before: `file 'shots.jsonl' is missing (paths are relative to the benchmark directory)`."""
+    assert ended(dry_run(tmp_path, FOLDER_SHOTS)) == refusal(
+        "in 'tasks/t/info.yml': task 't': fewshot.file: file 'shots.jsonl' is missing (paths are relative to the "
+        "benchmark directory: give 'tasks/t/shots.jsonl', the file in the task's folder)")
