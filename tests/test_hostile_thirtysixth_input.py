@@ -13,11 +13,18 @@ Fixed:
    archive's config.yaml is not.
 3. A folder task's data file (`fewshot: {file: shots.jsonl}`) missing from the benchmark's folder but in the task's
    said with the path to give (compiler.data._in_task_folder): `tasks/t/shots.jsonl`.
+4. An override of several values given without -m (`runner.model=a,b`; a sweep's function: `repeats=range(1,3)`,
+   `choice(...)`, `interval(...)`, `glob(*)`, `sort(2,1)`), and one of Hydra's own keys swept with -m
+   (`hydra.job.name=a,b`), said in benchrun's words naming the key (compose.commandline._sweep_misplaced): Hydra's
+   `Sweep parameters 'repeats=range(1,3)' requires --multirun`, and three numbered sentences whose advice printed its
+   backslashes (`quote the value: key=\\'value1,value2\\'`).
 """
 
 from __future__ import annotations
 
 import locale
+
+import pytest
 
 from tests.helpers.p29_input import dry_run
 from tests.helpers.p30_input import TASK, ended, refusal
@@ -47,3 +54,23 @@ def test_a_folder_tasks_data_file_in_its_folder_is_said_with_the_path_to_give(tm
     assert ended(dry_run(tmp_path, FOLDER_SHOTS)) == refusal(
         "in 'tasks/t/info.yml': task 't': fewshot.file: file 'shots.jsonl' is missing (paths are relative to the "
         "benchmark directory: give 'tasks/t/shots.jsonl', the file in the task's folder)")
+
+
+@pytest.mark.parametrize(("args", "said"), [
+    (("runner.model=a,b",), "runner.model: 'a,b' gives several values, which only a sweep (-m) runs, one job each: "
+                            "add -m, or give one value: a list in brackets (runner.model=[a,b]) or, for text holding a "
+                            "comma, quoted (runner.model='a,b')"),
+    (("+runner.options.seed='1',2",), "runner.options.seed: \"'1',2\" gives several values, which only a sweep (-m) "
+                                      "runs, one job each: add -m, or give one value: a list in brackets "
+                                      "(+runner.options.seed=['1',2])"),
+    (("repeats=range(1,3)",), "repeats: 'range(1,3)' is a sweep, which runs one job for each of its values, and only "
+                              "with -m (--multirun): add -m, or give one value"),
+    (("repeats=sort(2,1)",), "repeats: 'sort(2,1)' is a sweep, which runs one job for each of its values, and only "
+                             "with -m (--multirun): add -m, or give one value"),
+    (("-m", "hydra.job.name=a,b"), "hydra.job.name: 'a,b' sweeps Hydra's own setting, which is one for the whole "
+                                   "sweep: give it one value")])
+def test_a_sweep_given_where_none_is_run_is_said_in_benchruns_words(tmp_path, args, said):
+    """Before: `Sweep parameters 'repeats=range(1,3)' requires --multirun`, `Ambiguous value for argument ... 2. To use
+    it as string, quote the value: key=\\'value1,value2\\' 3. ...`, `Sweeping over Hydra's configuration is not
+    supported : 'hydra.job.name=a,b'`."""
+    assert ended(dry_run(tmp_path, {"tasks.yml": TASK}, *args)) == refusal(f"in 'config': {said}")

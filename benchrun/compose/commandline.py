@@ -287,6 +287,8 @@ def not_held(err: Exception) -> str | None:
     unknown, with the nearest the config takes there (`+runner.modle=x`'s words), or, for one it takes and holds no
     value of, how to add it (nothing to delete); None for any other error."""
     cause, said = err.__cause__, str(err)
+    if (sweep := _sweep_misplaced(said)) is not None:
+        return sweep
     if held_already := HELD_ALREADY.match(said):
         return str(ConfigError("the config holds a value of it already, and a '+' adds only a key it holds none of: "
                                f"override it without the '+': {held_already[2]}", file="config", key=held_already[1]))
@@ -303,6 +305,32 @@ def not_held(err: Exception) -> str | None:
         return unknown
     return _said(key, taken, held, "the config holds no value of it to override; add it with a '+': "
                                    f"{said.split(' use ', 1)[1]}")
+
+
+SWEEP_WORDS = (re.compile(r"Ambiguous value for argument '(.*)'\n1\. To use it as a list"),
+               re.compile(r"Sweep parameters '(.*)' requires --multirun"),
+               re.compile(r"Sweeping over Hydra's configuration is not supported : '(.*)'"))
+"""Hydra's words for an override of several values given without -m (values with commas; a sweep's function, as
+`range(1,3)`), and for one of Hydra's own keys swept with -m, each with the override as given."""
+
+
+def _sweep_misplaced(said: str) -> str | None:
+    """Hydra's words (SWEEP_WORDS) for a sweep given where none is run, or over Hydra's own settings, in benchrun's:
+    the key, the values and what to give (Hydra's advice `key=\\'value1,value2\\'` printed its backslashes);
+    None for any other error."""
+    found = [(kind, match[1]) for kind, words in enumerate(SWEEP_WORDS) if (match := words.match(said))]
+    if not found:
+        return None
+    kind, line = found[0]
+    given, _, value = line.partition("=")
+    kind = 1 if kind == 0 and "(" in value else kind  # a sweep's function of values with commas: sort(2,1)
+    quoted = "" if "'" in value or '"' in value else f" or, for text holding a comma, quoted ({given}='{value}')"
+    said = [f"{value!r} gives several values, which only a sweep (-m) runs, one job each: add -m, or give one value: "
+            f"a list in brackets ({given}=[{value}]){quoted}",
+            f"{value!r} is a sweep, which runs one job for each of its values, and only with -m (--multirun): add -m, "
+            "or give one value",
+            f"{value!r} sweeps Hydra's own setting, which is one for the whole sweep: give it one value"][kind]
+    return str(ConfigError(said, file="config", key=override_key(line)))
 
 
 def _section_unknown(parts: list[str]) -> str | None:
