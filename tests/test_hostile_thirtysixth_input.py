@@ -18,6 +18,9 @@ Fixed:
    (`hydra.job.name=a,b`), said in benchrun's words naming the key (compose.commandline._sweep_misplaced): Hydra's
    `Sweep parameters 'repeats=range(1,3)' requires --multirun`, and three numbered sentences whose advice printed its
    backslashes (`quote the value: key=\\'value1,value2\\'`).
+5. A sweep's function inside another value (`-m repeats=range(1,3),5`, `repeats=[range(1,3)]`,
+   `runner.options={seed: choice(1,2)}`) refused naming the key (compose.commandline._refuse_nested_sweeps): Hydra's
+   grammar read it, and OmegaConf said `Unexpected type annotation: Set[str] full_key: tags object_type=RangeSweep`.
 """
 
 from __future__ import annotations
@@ -74,3 +77,15 @@ def test_a_sweep_given_where_none_is_run_is_said_in_benchruns_words(tmp_path, ar
     it as string, quote the value: key=\\'value1,value2\\' 3. ...`, `Sweeping over Hydra's configuration is not
     supported : 'hydra.job.name=a,b'`."""
     assert ended(dry_run(tmp_path, {"tasks.yml": TASK}, *args)) == refusal(f"in 'config': {said}")
+
+
+@pytest.mark.parametrize(("arg", "key", "value"), [
+    ("repeats=range(1,3),5", "repeats", "'range(1,3),5'"), ("repeats=[range(1,3)]", "repeats", "'[range(1,3)]'"),
+    ("runner.options={seed: choice(1,2)}", "runner.options", "'{seed: choice(1,2)}'")])
+def test_a_sweep_inside_another_value_is_refused(tmp_path, arg, key, value):
+    """Before: `Unexpected type annotation: Set[str] full_key: tags object_type=RangeSweep`, `Error merging override
+    repeats=[range(1,3)] (Unexpected type annotation: Set[str])`."""
+    assert ended(dry_run(tmp_path, {"tasks.yml": TASK}, "-m", arg)) == refusal(
+        f"in 'config': {key}: {value} holds a sweep (a range, choice, interval or glob) inside another value (a list, a "
+        "mapping or a sweep's values), where none is read: give the sweep as the override's whole value, with -m, or "
+        "list the values it gives")

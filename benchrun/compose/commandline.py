@@ -9,6 +9,7 @@ import sys
 from typing import Mapping, Sequence
 
 from hydra.core.override_parser.overrides_parser import OverridesParser
+from hydra.core.override_parser.types import ChoiceSweep, Glob, Sweep
 from hydra.errors import HydraException
 from omegaconf import OmegaConf
 from omegaconf.errors import ConfigAttributeError, ConfigKeyError
@@ -61,6 +62,31 @@ def refuse_bad_overrides(argv: Sequence[str]) -> None:
     _refuse_unread_verbose(words)
     _refuse_hydra_alone_resolved(argv)
     _refuse_keys_twice(words)
+    _refuse_nested_sweeps(words)
+
+
+def _refuse_nested_sweeps(argv: Sequence[str]) -> None:
+    """Refuse a sweep's function (range, choice, interval, glob) inside another value: an item of a list or a sweep
+    (`repeats=range(1,3),5`), a mapping's value (`runner.options={seed: range(1,3)}`), which Hydra's grammar reads
+    and OmegaConf then meets as an object it cannot hold (`Unexpected type annotation: Set[str] full_key: tags
+    object_type=RangeSweep`)."""
+    for arg in argv:
+        if arg.startswith("-") or "=" not in arg:
+            continue
+        try:
+            value = OverridesParser.create().parse_override(arg)._value
+        except HydraException:  # said in benchrun's words where Hydra parses it
+            continue
+        stack = list(value.list) if isinstance(value, ChoiceSweep) else [] if isinstance(value, (Sweep, Glob)) \
+            else [value]
+        while stack:
+            item = stack.pop()
+            if isinstance(item, (Sweep, Glob)):
+                raise ConfigError(f"{arg.partition('=')[2]!r} holds a sweep (a range, choice, interval or glob) "
+                                  "inside another value (a list, a mapping or a sweep's values), where none is read: "
+                                  "give the sweep as the override's whole value, with -m, or list the values it "
+                                  "gives", file="config", key=override_key(arg))
+            stack += list(item.values()) if isinstance(item, dict) else list(item) if isinstance(item, list) else []
 
 
 def _refuse_keys_twice(argv: Sequence[str]) -> None:
