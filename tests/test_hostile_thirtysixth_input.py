@@ -21,6 +21,10 @@ Fixed:
 5. A sweep's function inside another value (`-m repeats=range(1,3),5`, `repeats=[range(1,3)]`,
    `runner.options={seed: choice(1,2)}`) refused naming the key (compose.commandline._refuse_nested_sweeps): Hydra's
    grammar read it, and OmegaConf said `Unexpected type annotation: Set[str] full_key: tags object_type=RangeSweep`.
+   (compose.sweepwords now holds this and 4, out of compose/commandline.py.)
+6. An override reaching into a setting of one value (`repeats.x=1`, `runner.model.0=x`, `task.path.0=x`,
+   `~runner.model.0`) said as that (compose.valuekeys.one_value_above, by the config's models), not Hydra's `Could not
+   override 'repeats.x'. To append to your config use +repeats.x=1`, advice refused in turn.
 """
 
 from __future__ import annotations
@@ -89,3 +93,14 @@ def test_a_sweep_inside_another_value_is_refused(tmp_path, arg, key, value):
         f"in 'config': {key}: {value} holds a sweep (a range, choice, interval or glob) inside another value (a list, a "
         "mapping or a sweep's values), where none is read: give the sweep as the override's whole value, with -m, or "
         "list the values it gives")
+
+
+@pytest.mark.parametrize(("arg", "key", "one"), [
+    ("repeats.x=1", "repeats.x", "repeats"), ("runner.model.0=x", "runner.model.0", "runner.model"),
+    ("~runner.model.0", "runner.model.0", "runner.model")])
+def test_an_override_into_a_setting_of_one_value_is_said_as_that(tmp_path, arg, key, one):
+    """Before: `Could not override 'repeats.x'. To append to your config use +repeats.x=1` (then refused: `repeats: a
+    mapping, where a whole number is taken`), `Could not delete from config. 'runner.model.0' does not exist.`."""
+    assert ended(dry_run(tmp_path, {"tasks.yml": TASK}, arg)) == refusal(
+        f"in 'config': {key}: '{one}' takes one value (a number, a text, or a list given whole), not keys or items "
+        f"overridden one at a time: override it whole ({one}=...)")

@@ -9,13 +9,14 @@ import sys
 from typing import Mapping, Sequence
 
 from hydra.core.override_parser.overrides_parser import OverridesParser
-from hydra.core.override_parser.types import ChoiceSweep, Glob, Sweep
 from hydra.errors import HydraException
 from omegaconf import OmegaConf
 from omegaconf.errors import ConfigAttributeError, ConfigKeyError
 
 from benchrun.compose.config import keys_taken, refuse_secrets
 from benchrun.compose.hydragiven import env_copy_refusal
+from benchrun.compose.sweepwords import refuse_nested_sweeps, sweep_misplaced
+from benchrun.compose.valuekeys import one_value_above
 from benchrun.core import secrets
 from benchrun.core.errors import ConfigError
 from benchrun.core.keys import KEY_VARIABLE_KEYS, override_key, unknown_key
@@ -62,31 +63,7 @@ def refuse_bad_overrides(argv: Sequence[str]) -> None:
     _refuse_unread_verbose(words)
     _refuse_hydra_alone_resolved(argv)
     _refuse_keys_twice(words)
-    _refuse_nested_sweeps(words)
-
-
-def _refuse_nested_sweeps(argv: Sequence[str]) -> None:
-    """Refuse a sweep's function (range, choice, interval, glob) inside another value: an item of a list or a sweep
-    (`repeats=range(1,3),5`), a mapping's value (`runner.options={seed: range(1,3)}`), which Hydra's grammar reads
-    and OmegaConf then meets as an object it cannot hold (`Unexpected type annotation: Set[str] full_key: tags
-    object_type=RangeSweep`)."""
-    for arg in argv:
-        if arg.startswith("-") or "=" not in arg:
-            continue
-        try:
-            value = OverridesParser.create().parse_override(arg)._value
-        except HydraException:  # said in benchrun's words where Hydra parses it
-            continue
-        stack = list(value.list) if isinstance(value, ChoiceSweep) else [] if isinstance(value, (Sweep, Glob)) \
-            else [value]
-        while stack:
-            item = stack.pop()
-            if isinstance(item, (Sweep, Glob)):
-                raise ConfigError(f"{arg.partition('=')[2]!r} holds a sweep (a range, choice, interval or glob) "
-                                  "inside another value (a list, a mapping or a sweep's values), where none is read: "
-                                  "give the sweep as the override's whole value, with -m, or list the values it "
-                                  "gives", file="config", key=override_key(arg))
-            stack += list(item.values()) if isinstance(item, dict) else list(item) if isinstance(item, list) else []
+    refuse_nested_sweeps(words)
 
 
 def _refuse_keys_twice(argv: Sequence[str]) -> None:
@@ -313,18 +290,22 @@ def not_held(err: Exception) -> str | None:
     unknown, with the nearest the config takes there (`+runner.modle=x`'s words), or, for one it takes and holds no
     value of, how to add it (nothing to delete); None for any other error."""
     cause, said = err.__cause__, str(err)
-    if (sweep := _sweep_misplaced(said)) is not None:
+    if (sweep := sweep_misplaced(said)) is not None:
         return sweep
     if held_already := HELD_ALREADY.match(said):
         return str(ConfigError("the config holds a value of it already, and a '+' adds only a key it holds none of: "
                                f"override it without the '+': {held_already[2]}", file="config", key=held_already[1]))
     if said.startswith(NOT_DELETED[0]) and said.endswith(NOT_DELETED[1]):
         key = said[len(NOT_DELETED[0]):-len(NOT_DELETED[1])]
+        if (one := one_value_above(key.split("."))) is not None:
+            return _into_one_value(key, one)
         return _section_unknown(key.split(".")) or _said(key, keys_taken(key.split(".")[:-1]), [], (
             "the config holds no value of it, so the override deletes nothing; leave it out"))
     if not isinstance(cause, (ConfigAttributeError, ConfigKeyError)) or not said.startswith(NOT_HELD):
         return None
     key = said[len(NOT_HELD):].split("'", 1)[0]
+    if (one := one_value_above(key.split("."))) is not None:
+        return _into_one_value(key, one)
     held = list(cause.parent_node or ()) if isinstance(cause.parent_node, Mapping) else []
     taken = keys_taken(key.split(".")[:-1], cause.parent_node.get("type") if held else None)
     if taken is None and (unknown := _section_unknown(key.split("."))) is not None:
@@ -333,30 +314,11 @@ def not_held(err: Exception) -> str | None:
                                    f"{said.split(' use ', 1)[1]}")
 
 
-SWEEP_WORDS = (re.compile(r"Ambiguous value for argument '(.*)'\n1\. To use it as a list"),
-               re.compile(r"Sweep parameters '(.*)' requires --multirun"),
-               re.compile(r"Sweeping over Hydra's configuration is not supported : '(.*)'"))
-"""Hydra's words for an override of several values given without -m (values with commas; a sweep's function, as
-`range(1,3)`), and for one of Hydra's own keys swept with -m, each with the override as given."""
-
-
-def _sweep_misplaced(said: str) -> str | None:
-    """Hydra's words (SWEEP_WORDS) for a sweep given where none is run, or over Hydra's own settings, in benchrun's:
-    the key, the values and what to give (Hydra's advice `key=\\'value1,value2\\'` printed its backslashes);
-    None for any other error."""
-    found = [(kind, match[1]) for kind, words in enumerate(SWEEP_WORDS) if (match := words.match(said))]
-    if not found:
-        return None
-    kind, line = found[0]
-    given, _, value = line.partition("=")
-    kind = 1 if kind == 0 and "(" in value else kind  # a sweep's function of values with commas: sort(2,1)
-    quoted = "" if "'" in value or '"' in value else f" or, for text holding a comma, quoted ({given}='{value}')"
-    said = [f"{value!r} gives several values, which only a sweep (-m) runs, one job each: add -m, or give one value: "
-            f"a list in brackets ({given}=[{value}]){quoted}",
-            f"{value!r} is a sweep, which runs one job for each of its values, and only with -m (--multirun): add -m, "
-            "or give one value",
-            f"{value!r} sweeps Hydra's own setting, which is one for the whole sweep: give it one value"][kind]
-    return str(ConfigError(said, file="config", key=override_key(line)))
+def _into_one_value(key: str, one: str) -> str:
+    """An override of `key`, beneath `one`, a setting of one value (`repeats.x=1`, `runner.model.0=x`): Hydra advised
+    adding it with a '+', which is refused in turn (`repeats: a mapping, where a whole number is taken`)."""
+    return str(ConfigError(f"'{one}' takes one value (a number, a text, or a list given whole), not keys or items "
+                           f"overridden one at a time: override it whole ({one}=...)", file="config", key=key))
 
 
 def _section_unknown(parts: list[str]) -> str | None:
