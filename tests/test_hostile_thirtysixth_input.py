@@ -25,6 +25,10 @@ Fixed:
 6. An override reaching into a setting of one value (`repeats.x=1`, `runner.model.0=x`, `task.path.0=x`,
    `~runner.model.0`) said as that (compose.valuekeys.one_value_above, by the config's models), not Hydra's `Could not
    override 'repeats.x'. To append to your config use +repeats.x=1`, advice refused in turn.
+7. A preset of benchrun's groups named by a path (`runner=../model/gemma3`, `model=./gemma3`, `runner=/etc/x`,
+   `runner=ollama/`) or by its file's name (`runner=ollama.yaml`) refused (compose.commandline._refuse_preset_paths):
+   Hydra read a model preset as a runner (`runner.host: the config holds no value of it`), said `In
+   'model/../runner/openai': Could not load 'model/base/openai'`, or took it, the path recorded as the preset's name.
 """
 
 from __future__ import annotations
@@ -104,3 +108,15 @@ def test_an_override_into_a_setting_of_one_value_is_said_as_that(tmp_path, arg, 
     assert ended(dry_run(tmp_path, {"tasks.yml": TASK}, arg)) == refusal(
         f"in 'config': {key}: '{one}' takes one value (a number, a text, or a list given whole), not keys or items "
         f"overridden one at a time: override it whole ({one}=...)")
+
+
+@pytest.mark.parametrize(("arg", "said"), [
+    ("runner=../model/gemma3", "runner: '../model/gemma3' is a path, where a preset's name belongs (shipped: local, "
+                               "ollama, openai; presets of your own: --config-dir DIR, with runner/NAME.yaml in it)"),
+    ("model=./gemma3", "model: './gemma3' is a path, where a preset's name belongs (shipped: gemma3, llama3.2; presets "
+                       "of your own: --config-dir DIR, with model/NAME.yaml in it)"),
+    ("runner=ollama.yaml", "runner: 'ollama.yaml' names the preset's file, where its name belongs: give runner=ollama")])
+def test_a_preset_named_by_a_path_or_its_file_is_refused(tmp_path, arg, said):
+    """Before: `runner.host: the config holds no value of it to override` (a model preset read as a runner); taken,
+    `./gemma3` and `ollama.yaml` recorded as the preset's name."""
+    assert ended(dry_run(tmp_path, {"tasks.yml": TASK}, arg)) == refusal(f"in 'config': {said}")

@@ -58,6 +58,7 @@ def refuse_bad_overrides(argv: Sequence[str]) -> None:
                               f"({MAX_OVERRIDE_ITEMS:,}); give fewer, or split the sweep", file="config", key=key)
     _refuse_set_and_deleted(words)
     _refuse_no_one_preset(words)
+    _refuse_preset_paths(words)
     _refuse_added_preset(words)
     _refuse_kept_hydra_settings(words)
     _refuse_unread_verbose(words)
@@ -208,13 +209,37 @@ def _refuse_no_one_preset(argv: Sequence[str]) -> None:
         nulls = "null" in (item.strip() for item in given.split(","))
         if arg.startswith(("-", "++", "~")) or group not in PRESET_GROUPS or not (nulls or given.startswith("[")):
             continue
-        shipped = ", ".join(sorted(path.stem for path in (conf_dir() / group).glob("*.yaml")))
         if given.startswith("["):
-            raise ConfigError(f"one preset's name belongs here (shipped: {shipped}), not a list; to run each, sweep "
+            raise ConfigError(f"one preset's name belongs here (shipped: {_shipped(group)}), not a list; to run each, sweep "
                               f"them: -m {group}={given.strip('[]')}", file="config", key=group)
         leave = f"; none is the default: leave {group}= out" if _default_preset(group) is None else ""
-        raise ConfigError(f"one preset's name belongs here (shipped: {shipped}), not null{leave}", file="config",
-                          key=group)
+        raise ConfigError(f"one preset's name belongs here (shipped: {_shipped(group)}), not null{leave}",
+                          file="config", key=group)
+
+
+def _shipped(group: str) -> str:
+    """The names of benchrun's own presets of `group`, as a list to read."""
+    return ", ".join(sorted(path.stem for path in (conf_dir() / group).glob("*.yaml")))
+
+
+def _refuse_preset_paths(argv: Sequence[str]) -> None:
+    """Refuse a preset of benchrun's groups named by a path (`runner=../model/gemma3`, `model=./gemma3`, `task=/x`) or
+    by its file's name (`runner=ollama.yaml`): Hydra read any YAML file of its search path as that group's preset (a
+    model preset as a runner), said `In 'model/../runner/openai': Could not load 'model/base/openai'`, or took it, the
+    run recording the path as the preset's name."""
+    for arg in argv:
+        group, _, value = arg.removeprefix("+").partition("=")
+        if arg.startswith(("-", "~")) or group.lstrip("+") not in PRESET_GROUPS:
+            continue
+        for item in (item.strip().strip("'\"") for item in value.split(",")):
+            if item.endswith(".yaml"):
+                raise ConfigError(f"'{item}' names the preset's file, where its name belongs: give "
+                                  f"{group.lstrip('+')}={item.removesuffix('.yaml')}", file="config",
+                                  key=group.lstrip("+"))
+            if any(part in ("", ".", "..") for part in item.split("/")) and "/" in item or item in (".", ".."):
+                raise ConfigError(f"'{item}' is a path, where a preset's name belongs (shipped: "
+                                  f"{_shipped(group.lstrip('+'))}; presets of your own: --config-dir DIR, with "
+                                  f"{group.lstrip('+')}/NAME.yaml in it)", file="config", key=group.lstrip("+"))
 
 
 def _refuse_added_preset(argv: Sequence[str]) -> None:
