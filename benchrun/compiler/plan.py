@@ -89,12 +89,12 @@ def _compiled(cfg: Mapping[str, Any], cwd: Path | None) -> Plan:
         known_scorers = scoring.available(bench)
     imported = {path: _source_file(bench, path, read) for path in benchmark_files(bench, local_modules(bench))
                 if path.suffix == ".py"}
-    tasks, samples, rendered = [], [], grid.Rendered()
+    tasks, samples, rendered, shas = [], [], grid.Rendered(), {}  # shas: each scorer's source hashed once
     for spec in specs:
         system, turns = cfg["task"].get("system") or spec.system, grid.turns(spec, limits)
         preamble = len(system or "") + sum(len(turn.user) + len(turn.assistant) for turn in turns)
         task_samples = grid.samples(spec, limits, rendered, preamble)
-        tasks.append(_task_entry(spec, len(task_samples), known_formats, known_scorers, system, turns, bench))
+        tasks.append(_task_entry(spec, len(task_samples), known_formats, (known_scorers, shas), system, turns, bench))
         refuse_unanswerable(spec, tasks[-1], task_samples)
         refuse_shown_answers(spec, turns, task_samples)
         samples.extend(task_samples)
@@ -166,8 +166,10 @@ def select(specs: list[TaskSpec], only: list[str] | None) -> list[TaskSpec]:
 
 
 def _task_entry(spec: TaskSpec, n: int, known_formats: dict[str, type[BaseModel]],
-                known_scorers: dict[str, scoring.Scorer], system: str | None, turns: tuple[Turn, ...],
-                bench: Path) -> TaskEntry:
+                known_scorers: tuple[dict[str, scoring.Scorer], dict[str, str]], system: str | None,
+                turns: tuple[Turn, ...], bench: Path) -> TaskEntry:
+    """The manifest's entry of task `spec`; `known_scorers` the scorers by name, and the sha256 of each one's source
+    found so far (5,000 tasks of one scorer read its source once)."""
     return TaskEntry(system=system, fewshot=turns,
         name=spec.name, description=spec.description, source=spec.source, template=spec.template,
         reference="calculated" if spec.reference == "calculated" else "list",
@@ -299,7 +301,9 @@ def _refs_inside(name: str, schema: Any) -> None:
                         "custom_response.py", file=formats.CUSTOM_FILE)
 
 
-def _scorer(spec: TaskSpec, name: str, known: dict[str, scoring.Scorer], bench: Path) -> ScorerSpec:
+def _scorer(spec: TaskSpec, name: str, scorers: tuple[dict[str, scoring.Scorer], dict[str, str]],
+            bench: Path) -> ScorerSpec:
+    known, shas = scorers
     if name in RESERVED_SCORERS:
         raise TaskError(f"'{name}' is benchrun's own score (each answer checked against its format, always "
                         "recorded): name the scorer otherwise", **spec.where("scorer"))
@@ -312,14 +316,14 @@ def _scorer(spec: TaskSpec, name: str, known: dict[str, scoring.Scorer], bench: 
         raise TaskError(f"unknown scorer {name_said(name)} ({_choices(scoring.BUILTIN, known, scoring.CUSTOM_FILE)})",
                         **spec.where("scorer"))
     builtin = scoring.BUILTIN.get(name) is fn
-    if not builtin:
+    if not builtin and name not in shas:  # checked as it is first hashed
         scoring.check_signature(name, fn, scoring.CUSTOM_FILE)
     if builtin and spec.reference == "calculated":
         raise TaskError(f"scorer '{name}' compares with a reference, but the task has none "
                         f"(reference: calculated{_reference_misnamed(spec)}); give references or a custom scorer",
                         **spec.where("scorer"))
     return ScorerSpec(name=name, origin="builtin" if builtin else scoring.CUSTOM_FILE,
-                      sha256=scoring.source_sha256(fn))
+                      sha256=shas.get(name) or shas.setdefault(name, scoring.source_sha256(fn)))
 
 
 def _reference_misnamed(spec: TaskSpec) -> str:
