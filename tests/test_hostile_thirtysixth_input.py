@@ -29,6 +29,8 @@ Fixed:
    `runner=ollama/`) or by its file's name (`runner=ollama.yaml`) refused (compose.commandline._refuse_preset_paths):
    Hydra read a model preset as a runner (`runner.host: the config holds no value of it`), said `In
    'model/../runner/openai': Could not load 'model/base/openai'`, or took it, the path recorded as the preset's name.
+8. A key, an option or an example's value named as one taken but for case suggested as that one
+   (core.keys.closest): `top_K` was `did you mean 'top_p'?`, `SCORER` given the whole list of keys.
 """
 
 from __future__ import annotations
@@ -120,3 +122,13 @@ def test_a_preset_named_by_a_path_or_its_file_is_refused(tmp_path, arg, said):
     """Before: `runner.host: the config holds no value of it to override` (a model preset read as a runner); taken,
     `./gemma3` and `ollama.yaml` recorded as the preset's name."""
     assert ended(dry_run(tmp_path, {"tasks.yml": TASK}, arg)) == refusal(f"in 'config': {said}")
+
+
+@pytest.mark.parametrize(("files", "args", "said"), [
+    ({"tasks.yml": TASK}, ("+runner.options.top_K=1",),
+     "in 'config': runner.options.top_K: unknown option 'top_K' (did you mean 'top_k'?)"),
+    ({"tasks.yml": TASK + "  SCORER: exact_match\n"}, (),
+     "in 'tasks.yml': task 't': tasks[0].SCORER: unknown key 'SCORER' (did you mean 'scorer'?)")])
+def test_a_name_taken_but_for_case_is_the_one_suggested(tmp_path, files, args, said):
+    """Before: `unknown option 'top_K' (did you mean 'top_p'?)`; `unknown key 'SCORER' (allowed: name, template, ...)`."""
+    assert ended(dry_run(tmp_path, files, *args)) == refusal(said)
