@@ -28,7 +28,8 @@ Fixed:
 7. A preset of benchrun's groups named by a path (`runner=../model/gemma3`, `model=./gemma3`, `runner=/etc/x`,
    `runner=ollama/`) or by its file's name (`runner=ollama.yaml`) refused (compose.commandline._refuse_preset_paths):
    Hydra read a model preset as a runner (`runner.host: the config holds no value of it`), said `In
-   'model/../runner/openai': Could not load 'model/base/openai'`, or took it, the path recorded as the preset's name.
+   'model/../runner/openai': Could not load 'model/base/openai'`, or took it, the path recorded as the preset's name;
+   in a preset's own defaults list (`override /runner: ../model/gemma3`) too (compose.userpresets._default_path).
 8. A key, an option or an example's value named as one taken but for case suggested as that one
    (core.keys.closest): `top_K` was `did you mean 'top_p'?`, `SCORER` given the whole list of keys.
 """
@@ -132,3 +133,14 @@ def test_a_preset_named_by_a_path_or_its_file_is_refused(tmp_path, arg, said):
 def test_a_name_taken_but_for_case_is_the_one_suggested(tmp_path, files, args, said):
     """Before: `unknown option 'top_K' (did you mean 'top_p'?)`; `unknown key 'SCORER' (allowed: name, template, ...)`."""
     assert ended(dry_run(tmp_path, files, *args)) == refusal(said)
+
+
+def test_a_preset_named_by_a_path_in_a_presets_defaults_list_is_refused(tmp_path):
+    """Before: `in 'config': runner.host: the config holds no value of it to override` (the model preset gemma3 read
+    as the runner)."""
+    preset = tmp_path / "my" / "model" / "mine.yaml"
+    preset.parent.mkdir(parents=True)
+    preset.write_text("# @package _global_\ndefaults:\n  - override /runner: ../model/gemma3\n")
+    assert ended(dry_run(tmp_path, {"tasks.yml": TASK}, "--config-dir", "my", "model=mine")) == refusal(
+        f"in '{preset}': line 3, column 23: defaults: '../model/gemma3' is a path, where a preset's name belongs "
+        "(shipped: local, ollama, openai; presets of your own: --config-dir DIR, with runner/NAME.yaml in it)")

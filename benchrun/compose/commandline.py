@@ -223,23 +223,28 @@ def _shipped(group: str) -> str:
 
 
 def _refuse_preset_paths(argv: Sequence[str]) -> None:
-    """Refuse a preset of benchrun's groups named by a path (`runner=../model/gemma3`, `model=./gemma3`, `task=/x`) or
-    by its file's name (`runner=ollama.yaml`): Hydra read any YAML file of its search path as that group's preset (a
-    model preset as a runner), said `In 'model/../runner/openai': Could not load 'model/base/openai'`, or took it, the
-    run recording the path as the preset's name."""
+    """Refuse a preset of benchrun's groups named by a path or by its file's name (`preset_name_said`)."""
     for arg in argv:
         group, _, value = arg.removeprefix("+").partition("=")
         if arg.startswith(("-", "~")) or group.lstrip("+") not in PRESET_GROUPS:
             continue
         for item in (item.strip().strip("'\"") for item in value.split(",")):
-            if item.endswith(".yaml"):
-                raise ConfigError(f"'{item}' names the preset's file, where its name belongs: give "
-                                  f"{group.lstrip('+')}={item.removesuffix('.yaml')}", file="config",
-                                  key=group.lstrip("+"))
-            if any(part in ("", ".", "..") for part in item.split("/")) and "/" in item or item in (".", ".."):
-                raise ConfigError(f"'{item}' is a path, where a preset's name belongs (shipped: "
-                                  f"{_shipped(group.lstrip('+'))}; presets of your own: --config-dir DIR, with "
-                                  f"{group.lstrip('+')}/NAME.yaml in it)", file="config", key=group.lstrip("+"))
+            if (why := preset_name_said(group.lstrip("+"), item)) is not None:
+                raise ConfigError(why, file="config", key=group.lstrip("+"))
+
+
+def preset_name_said(group: str, name: str) -> str | None:
+    """Why `name`, given for a preset of benchrun's `group`, is refused: a path (`runner=../model/gemma3`,
+    `model=./gemma3`, `task=/x`, `runner=ollama/`) or its file's name (`runner=ollama.yaml`), on the command line or in
+    a preset's defaults list. Hydra read any YAML file of its search path as that group's preset (a model preset as a
+    runner), said `In 'model/../runner/openai': Could not load 'model/base/openai'`, or took it, the run recording the
+    path as the preset's name. None for a name."""
+    if name.endswith(".yaml"):
+        return f"'{name}' names the preset's file, where its name belongs: give {group}={name.removesuffix('.yaml')}"
+    if any(part in ("", ".", "..") for part in name.split("/")) and "/" in name or name in (".", ".."):
+        return (f"'{name}' is a path, where a preset's name belongs (shipped: {_shipped(group)}; presets of your own: "
+                f"--config-dir DIR, with {group}/NAME.yaml in it)")
+    return None
 
 
 def _refuse_added_preset(argv: Sequence[str]) -> None:
