@@ -7,9 +7,10 @@ values file of N rows (`what is {a} plus {b}?`, a reference column), then N list
 samples each. Printed: seconds, peak RSS growth and bytes of it per sample. The thirty-fifth pass of issue 19 (200,000
 rows, 2 shared cores, one measure): 12.3 s and 387 MB before, 3.7 s and 243 MB after the collector was held off
 while compiling (compiler.collector) and the samples of a task shared one set of their fields. The thirty-sixth
-(5,000 folder tasks of one custom scorer, 2 shared cores busy with other work, best of 3): see
-/work/notes/p36/result-input.md; each file of a task folder no longer resolved once its folder is (compiler.sources
-.benchmark_files), nor the scorer's source read and hashed once per task (compiler.plan._scorer).
+(5,000 folder tasks of one custom scorer, 2 shared cores, a compile in a fresh process, three alternate measures):
+8.65-9.86 s before, 6.51-7.89 s after each file of a task folder was no longer resolved once its folder was
+(compiler.sources.benchmark_files), nor the scorer's source read, hashed and checked once per task
+(compiler.plan._scorer).
 """
 
 from __future__ import annotations
