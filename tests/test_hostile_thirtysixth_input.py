@@ -24,7 +24,8 @@ Fixed:
    (compose.sweepwords now holds this and 4, out of compose/commandline.py.)
 6. An override reaching into a setting of one value (`repeats.x=1`, `runner.model.0=x`, `task.path.0=x`,
    `~runner.model.0`) said as that (compose.valuekeys.one_value_above, by the config's models), not Hydra's `Could not
-   override 'repeats.x'. To append to your config use +repeats.x=1`, advice refused in turn.
+   override 'repeats.x'. To append to your config use +repeats.x=1`, advice refused in turn; a runner's option too
+   (`runner.options.stop.0=x`, with a '+' where no stop is given; `runner.options.temperature.x=1`).
 7. A preset of benchrun's groups named by a path (`runner=../model/gemma3`, `model=./gemma3`, `runner=/etc/x`,
    `runner=ollama/`) or by its file's name (`runner=ollama.yaml`) refused (compose.commandline._refuse_preset_paths):
    Hydra read a model preset as a runner (`runner.host: the config holds no value of it`), said `In
@@ -104,13 +105,15 @@ def test_a_sweep_inside_another_value_is_refused(tmp_path, arg, key, value):
 
 @pytest.mark.parametrize(("arg", "key", "one"), [
     ("repeats.x=1", "repeats.x", "repeats"), ("runner.model.0=x", "runner.model.0", "runner.model"),
-    ("~runner.model.0", "runner.model.0", "runner.model")])
+    ("~runner.model.0", "runner.model.0", "runner.model"),
+    ("runner.options.temperature.x=1", "runner.options.temperature.x", "runner.options.temperature"),
+    ("runner.options.stop.0=x", "runner.options.stop.0", "+runner.options.stop")])
 def test_an_override_into_a_setting_of_one_value_is_said_as_that(tmp_path, arg, key, one):
     """Before: `Could not override 'repeats.x'. To append to your config use +repeats.x=1` (then refused: `repeats: a
     mapping, where a whole number is taken`), `Could not delete from config. 'runner.model.0' does not exist.`."""
     assert ended(dry_run(tmp_path, {"tasks.yml": TASK}, arg)) == refusal(
-        f"in 'config': {key}: '{one}' takes one value (a number, a text, or a list given whole), not keys or items "
-        f"overridden one at a time: override it whole ({one}=...)")
+        f"in 'config': {key}: '{one.lstrip('+')}' takes one value (a number, a text, or a list given whole), not keys "
+        f"or items overridden one at a time: override it whole ({one}=...)")
 
 
 @pytest.mark.parametrize(("arg", "said"), [

@@ -335,7 +335,7 @@ def not_held(err: Exception) -> str | None:
         return None
     key = said[len(NOT_HELD):].split("'", 1)[0]
     if (one := one_value_above(key.split("."))) is not None:
-        return _into_one_value(key, one)
+        return _into_one_value(key, one, "+" if getattr(cause, "full_key", None) == one else "")
     held = list(cause.parent_node or ()) if isinstance(cause.parent_node, Mapping) else []
     taken = keys_taken(key.split(".")[:-1], cause.parent_node.get("type") if held else None)
     if taken is None and (unknown := _section_unknown(key.split("."))) is not None:
@@ -344,11 +344,12 @@ def not_held(err: Exception) -> str | None:
                                    f"{said.split(' use ', 1)[1]}")
 
 
-def _into_one_value(key: str, one: str) -> str:
-    """An override of `key`, beneath `one`, a setting of one value (`repeats.x=1`, `runner.model.0=x`): Hydra advised
-    adding it with a '+', which is refused in turn (`repeats: a mapping, where a whole number is taken`)."""
+def _into_one_value(key: str, one: str, added: str = "") -> str:
+    """An override of `key`, beneath `one`, a setting of one value (`repeats.x=1`, `runner.model.0=x`,
+    `runner.options.stop.0=x`): Hydra advised adding it with a '+', which is refused in turn (`repeats: a mapping,
+    where a whole number is taken`). `added` is the '+' that gives `one` where the config holds none of it."""
     return str(ConfigError(f"'{one}' takes one value (a number, a text, or a list given whole), not keys or items "
-                           f"overridden one at a time: override it whole ({one}=...)", file="config", key=key))
+                           f"overridden one at a time: override it whole ({added}{one}=...)", file="config", key=key))
 
 
 def _section_unknown(parts: list[str]) -> str | None:

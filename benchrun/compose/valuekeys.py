@@ -21,8 +21,13 @@ def one_value_above(parts: Sequence[str]) -> str | None:
 
 def _one_value(parts: Sequence[str]) -> bool:
     """Whether the key path `parts` names a setting of benchrun's whose value holds no keys."""
-    models = list(RUNNERS.values()) if parts[:1] == ["runner"] else [RunConfig]
-    kinds = [kind for model in models if (kind := _field_kind(model, parts[1:] if len(models) > 1 else parts))]
+    if len(parts) == 3 and parts[0] in ("runner", "judge") and parts[1] == "options":  # an option of any runner's
+        models, parts = [runner.options_model() for runner in RUNNERS.values()], parts[2:]
+    elif parts[:1] == ["runner"]:
+        models, parts = list(RUNNERS.values()), parts[1:]
+    else:
+        models = [RunConfig]
+    kinds = [kind for model in models if (kind := _field_kind(model, parts))]
     return bool(kinds) and not any(_takes_keys(kind) for kind in kinds)
 
 
