@@ -26,8 +26,8 @@ Fixed:
    `~runner.model.0`) said as that (compose.valuekeys.one_value_above, by the config's models), not Hydra's `Could not
    override 'repeats.x'. To append to your config use +repeats.x=1`, advice refused in turn; a runner's option too
    (`runner.options.stop.0=x`, with a '+' where no stop is given; `runner.options.temperature.x=1`).
-   And an override of a judge's option no runner has (`judge.options.x=1`, `judge.options.tempreature=1`) said as a
-   runner's is (compose.config.keys_taken: the judge's options are a runner's), not Hydra's `Could not override
+   And an override of a judge's option the config holds none of (`judge.options.top_k=1`; `judge.options.x=1`, an
+   option no runner has) said as a runner's is (compose.config.keys_taken: the judge's options are a runner's), not Hydra's `Could not override
    'judge.options.x'. To append to your config use +judge.options.x=1`.
 7. A preset of benchrun's groups named by a path (`runner=../model/gemma3`, `model=./gemma3`, `runner=/etc/x`,
    `runner=ollama/`) or by its file's name (`runner=ollama.yaml`) refused (compose.commandline._refuse_preset_paths):
@@ -153,7 +153,8 @@ def test_a_preset_named_by_a_path_in_a_presets_defaults_list_is_refused(tmp_path
 
 
 def test_an_override_of_a_judges_option_not_held_is_said_as_a_runners_is(tmp_path):
-    """Before: `Could not override 'judge.options.tempreature'. To append to your config use
-    +judge.options.tempreature=1`."""
-    assert ended(dry_run(tmp_path, {"tasks.yml": TASK}, "judge.options.tempreature=1")) == refusal(
-        "in 'config': judge.options.tempreature: unknown key 'tempreature' (did you mean 'temperature'?)")
+    """Before: `Could not override 'judge.options.top_k'. To append to your config use +judge.options.top_k=1` (the
+    key not named as the config's)."""
+    assert ended(dry_run(tmp_path, {"tasks.yml": TASK}, "judge.options.top_k=1")) == refusal(
+        "in 'config': judge.options.top_k: the config holds no value of it to override; add it with a '+': "
+        "+judge.options.top_k=1")
