@@ -36,6 +36,10 @@ Fixed:
    in a preset's own defaults list (`override /runner: ../model/gemma3`) too (compose.userpresets._default_path).
 8. A key, an option or an example's value named as one taken but for case suggested as that one
    (core.keys.closest): `top_K` was `did you mean 'top_p'?`, `SCORER` given the whole list of keys.
+9. A scorer or format named in a task file as written in custom_*.py but not composed as Python composes names
+   (`def cafe\u0301` defines `café`, NFKC; `scorer: "cafe\u0301"` in tasks.yml) said so, with the name to write
+   (compiler.plan._as_python_reads): it was only `unknown scorer 'café' (cafe\u0301) (...; in custom_scorer.py:
+   café)`, the same text written in both files.
 """
 
 from __future__ import annotations
@@ -158,3 +162,13 @@ def test_an_override_of_a_judges_option_not_held_is_said_as_a_runners_is(tmp_pat
     assert ended(dry_run(tmp_path, {"tasks.yml": TASK}, "judge.options.top_k=1")) == refusal(
         "in 'config': judge.options.top_k: the config holds no value of it to override; add it with a '+': "
         "+judge.options.top_k=1")
+
+
+def test_a_scorer_named_as_written_in_its_file_but_not_composed_as_python_reads_it_is_said_so(tmp_path):
+    """Before: `unknown scorer 'café' (cafe\\u0301) (built-in: contains, exact_match; in custom_scorer.py: café)`."""
+    files = {"tasks.yml": TASK + '  scorer: "cafe\\u0301"\n',
+             "custom_scorer.py": "def cafe\u0301(response, reference):\n    return 1\n"}
+    assert ended(dry_run(tmp_path, files)) == refusal(
+        "in 'tasks.yml': task 't': tasks[0].scorer: unknown scorer 'cafe\u0301' (cafe\\u0301) (built-in: contains, "
+        "exact_match; in custom_scorer.py: caf\u00e9): Python reads custom_scorer.py's names composed (NFKC), so it "
+        "defines 'caf\u00e9': write it so")

@@ -6,6 +6,7 @@ import contextlib
 import difflib
 import inspect
 import json
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Mapping
@@ -188,7 +189,8 @@ def format_spec(name: str, known: dict[str, type[BaseModel]], where: dict[str, s
         raise TaskError(f"format {name_said(name)}: {formats.CUSTOM_FILE} holds it as {other}; a format is a class the "
                         f"file defines: class {name}(BaseModel)", **where)
     if cls is None:
-        raise TaskError(f"unknown format {name_said(name)} ({_choices(formats.BUILTIN, known, formats.CUSTOM_FILE)})", **where)
+        raise TaskError(f"unknown format {name_said(name)} ({_choices(formats.BUILTIN, known, formats.CUSTOM_FILE)})"
+                        f"{_as_python_reads(name, known, formats.CUSTOM_FILE)}", **where)
     origin = "builtin" if formats.BUILTIN.get(name) is cls else formats.CUSTOM_FILE
     custom = origin == formats.CUSTOM_FILE  # the class runs the user's code, contained (0.6 ms a task)
     with contained(formats.CUSTOM_FILE, f"format '{name}' has no JSON schema") if custom else contextlib.nullcontext():
@@ -313,8 +315,8 @@ def _scorer(spec: TaskSpec, name: str, scorers: tuple[dict[str, scoring.Scorer],
         raise TaskError(f"scorer {name_said(name)}: {scoring.CUSTOM_FILE} holds it as {other}; a scorer is a function "
                         f"the file defines: def {name}(response, reference)", **spec.where("scorer"))
     if fn is None:
-        raise TaskError(f"unknown scorer {name_said(name)} ({_choices(scoring.BUILTIN, known, scoring.CUSTOM_FILE)})",
-                        **spec.where("scorer"))
+        raise TaskError(f"unknown scorer {name_said(name)} ({_choices(scoring.BUILTIN, known, scoring.CUSTOM_FILE)})"
+                        f"{_as_python_reads(name, known, scoring.CUSTOM_FILE)}", **spec.where("scorer"))
     builtin = scoring.BUILTIN.get(name) is fn
     if not builtin and name not in shas:  # checked as it is first hashed
         scoring.check_signature(name, fn, scoring.CUSTOM_FILE)
@@ -332,6 +334,14 @@ def _reference_misnamed(spec: TaskSpec) -> str:
     near = next((value for value in spec.values if difflib.get_close_matches(value.casefold(), [REFERENCE], cutoff=0.8)),
                 None)
     return "" if near is None else f"; its {name_said(near)} is a value: the references' column is named '{REFERENCE}'"
+
+
+def _as_python_reads(name: str, known: Mapping[str, Any], custom_file: str) -> str:
+    """Of a name not known, the one of `known` Python makes of it (NFKC: `cafe` + U+0301 is `café`, `ｓ` is `s`), which
+    the file's `def` of that very text defines; empty where there is none."""
+    read = unicodedata.normalize("NFKC", name)
+    return f": Python reads {custom_file}'s names composed (NFKC), so it defines {read!r}: write it so" if \
+        read != name and read in known else ""
 
 
 def _choices(builtin: Mapping[str, Any], known: Mapping[str, Any], custom_file: str) -> str:
