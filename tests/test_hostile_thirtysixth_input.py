@@ -27,8 +27,8 @@ Fixed:
    override 'repeats.x'. To append to your config use +repeats.x=1`, advice refused in turn; a runner's option too
    (`runner.options.stop.0=x`, with a '+' where no stop is given; `runner.options.temperature.x=1`).
    And an override of a judge's option the config holds none of (`judge.options.top_k=1`; `judge.options.x=1`, an
-   option no runner has) said as a runner's is (compose.config.keys_taken: the judge's options are a runner's), not Hydra's `Could not override
-   'judge.options.x'. To append to your config use +judge.options.x=1`.
+   option no runner has) said as a runner's is (compose.config.keys_taken: the judge's options are a runner's), not
+   Hydra's `Could not override 'judge.options.x'. To append to your config use +judge.options.x=1`.
 7. A preset of benchrun's groups named by a path (`runner=../model/gemma3`, `model=./gemma3`, `runner=/etc/x`,
    `runner=ollama/`) or by its file's name (`runner=ollama.yaml`) refused (compose.commandline._refuse_preset_paths):
    Hydra read a model preset as a runner (`runner.host: the config holds no value of it`), said `In
@@ -64,7 +64,8 @@ def test_a_locale_a_benchmarks_file_sets_as_it_is_imported_is_put_back(tmp_path)
 
 
 def test_a_task_file_that_is_not_utf8_is_told_to_be_saved_as_utf8(tmp_path):
-    """Before: `... not UTF-8 text (invalid continuation byte, 0xe9)`, with no word of what to do, as a template's had."""
+    """Before: `... not UTF-8 text (invalid continuation byte, 0xe9)`, with no word of what to do, as a template's
+    had."""
     (tmp_path / "bench").mkdir()
     (tmp_path / "bench" / "judges.yml").write_bytes("- name: caf\u00e9\n".encode("latin-1"))
     assert ended(dry_run(tmp_path, {"tasks.yml": TASK}, "judge.model=j")) == refusal(
@@ -105,8 +106,8 @@ def test_a_sweep_inside_another_value_is_refused(tmp_path, arg, key, value):
     """Before: `Unexpected type annotation: Set[str] full_key: tags object_type=RangeSweep`, `Error merging override
     repeats=[range(1,3)] (Unexpected type annotation: Set[str])`."""
     assert ended(dry_run(tmp_path, {"tasks.yml": TASK}, "-m", arg)) == refusal(
-        f"in 'config': {key}: {value} holds a sweep (a range, choice, interval or glob) inside another value (a list, a "
-        "mapping or a sweep's values), where none is read: give the sweep as the override's whole value, with -m, or "
+        f"in 'config': {key}: {value} holds a sweep (a range, choice, interval or glob) inside another value (a list, "
+        "a mapping or a sweep's values), where none is read: give the sweep as the override's whole value, with -m, or "
         "list the values it gives")
 
 
@@ -128,7 +129,8 @@ def test_an_override_into_a_setting_of_one_value_is_said_as_that(tmp_path, arg, 
                                "ollama, openai; presets of your own: --config-dir DIR, with runner/NAME.yaml in it)"),
     ("model=./gemma3", "model: './gemma3' is a path, where a preset's name belongs (shipped: gemma3, llama3.2; presets "
                        "of your own: --config-dir DIR, with model/NAME.yaml in it)"),
-    ("runner=ollama.yaml", "runner: 'ollama.yaml' names the preset's file, where its name belongs: give runner=ollama")])
+    ("runner=ollama.yaml",
+     "runner: 'ollama.yaml' names the preset's file, where its name belongs: give runner=ollama")])
 def test_a_preset_named_by_a_path_or_its_file_is_refused(tmp_path, arg, said):
     """Before: `runner.host: the config holds no value of it to override` (a model preset read as a runner); taken,
     `./gemma3` and `ollama.yaml` recorded as the preset's name."""
@@ -141,7 +143,8 @@ def test_a_preset_named_by_a_path_or_its_file_is_refused(tmp_path, arg, said):
     ({"tasks.yml": TASK + "  SCORER: exact_match\n"}, (),
      "in 'tasks.yml': task 't': tasks[0].SCORER: unknown key 'SCORER' (did you mean 'scorer'?)")])
 def test_a_name_taken_but_for_case_is_the_one_suggested(tmp_path, files, args, said):
-    """Before: `unknown option 'top_K' (did you mean 'top_p'?)`; `unknown key 'SCORER' (allowed: name, template, ...)`."""
+    """Before: `unknown option 'top_K' (did you mean 'top_p'?)`; `unknown key 'SCORER' (allowed: name, template,
+    ...)`."""
     assert ended(dry_run(tmp_path, files, *args)) == refusal(said)
 
 

@@ -1,7 +1,8 @@
 """What a benchmark's code run in the run's own process (its files imported to compile) may not change for the run:
 its locale and the interpreter's other SETTINGS, signal handling, working directory, umask, sys.path, environment,
-builtins, resource limits and recursion limit, OmegaConf's resolvers, each put back after the block (`kept`), as the scorer process puts most of them back after each
-call (benchrun.execute.scorer_worker), what runs as the process exits, its garbage collection and its logging."""
+builtins, resource limits and recursion limit, OmegaConf's resolvers, each put back after the block (`kept`), as the
+scorer process puts most of them back after each call (benchrun.execute.scorer_worker), what runs as the process
+exits, its garbage collection and its logging."""
 
 from __future__ import annotations
 
@@ -29,9 +30,9 @@ def kept() -> Iterator[None]:
     """The process's signal handling, working directory, umask, sys.path, environment, builtins, resource limits,
     recursion limit, exit functions, garbage collection, logging and OmegaConf's resolvers as they were before the
     block, and the block's temporary files in a folder of their own."""
-    with _settings_kept(), _signals_kept(), _file_making_kept(), _import_path_kept(), _environment_kept(), _builtins_kept(), \
-            _limits_kept(), _exit_functions_kept(), _collection_kept(), _logging_kept(), _temporary_files_kept(), \
-            _resolvers_kept():
+    with _settings_kept(), _signals_kept(), _file_making_kept(), _import_path_kept(), _environment_kept(), \
+            _builtins_kept(), _limits_kept(), _exit_functions_kept(), _collection_kept(), _logging_kept(), \
+            _temporary_files_kept(), _resolvers_kept():
         yield
 
 
@@ -50,14 +51,15 @@ SETTINGS: tuple[tuple[Callable[[], Any], Callable[[Any], Any]], ...] = (
       for name in ("stdin", "stdout", "stderr")))
 """The interpreter's settings a scorer may change for its own work, each read and set back (the scorer process's
 `_Found`), none of which may reach the calls after it, nor, changed by a benchmark's file as it is imported, the run
-(`_settings_kept`: `locale.setlocale(LC_ALL, 'de_DE.UTF-8')` rendered `{a:n}` in every later prompt `1.234.567`): a locale (`locale.setlocale(LC_NUMERIC, ...)`: their `locale.atof` read numbers by it), a
-trace or profile function (`sys.settrace`, a profiler left enabled: run on every line of theirs), a default socket
-timeout (`socket.setdefaulttimeout(0.001)`: their requests timed out), a thread switch interval, the garbage
-collector turned off or retuned, a recursion limit or a bound on the digits of an int (`sys.setrecursionlimit(200)`,
+(`_settings_kept`: `locale.setlocale(LC_ALL, 'de_DE.UTF-8')` rendered `{a:n}` in every later prompt `1.234.567`): a
+locale (`locale.setlocale(LC_NUMERIC, ...)`: their `locale.atof` read numbers by it), a trace or profile function
+(`sys.settrace`, a profiler left enabled: run on every line of theirs), a default socket timeout
+(`socket.setdefaulttimeout(0.001)`: their requests timed out), a thread switch interval, the garbage collector turned
+off or retuned, a recursion limit or a bound on the digits of an int (`sys.setrecursionlimit(200)`,
 `sys.set_int_max_str_digits(640)`: their own work a RecursionError, a ValueError), the module search path
-(`sys.path.append`, or `sys.path` bound to another value), the CPUs the process may run on
-(`os.sched_setaffinity(0, {0})`, where the system has it), the standard streams (`sys.stdin = io.StringIO(...)`:
-their `input()` read what an earlier call left there, where it reads nothing)."""
+(`sys.path.append`, or `sys.path` bound to another value), the CPUs the process may run on (`os.sched_setaffinity(0,
+{0})`, where the system has it), the standard streams (`sys.stdin = io.StringIO(...)`: their `input()` read what an
+earlier call left there, where it reads nothing)."""
 
 
 

@@ -210,8 +210,8 @@ def _refuse_no_one_preset(argv: Sequence[str]) -> None:
         if arg.startswith(("-", "++", "~")) or group not in PRESET_GROUPS or not (nulls or given.startswith("[")):
             continue
         if given.startswith("["):
-            raise ConfigError(f"one preset's name belongs here (shipped: {_shipped(group)}), not a list; to run each, sweep "
-                              f"them: -m {group}={given.strip('[]')}", file="config", key=group)
+            raise ConfigError(f"one preset's name belongs here (shipped: {_shipped(group)}), not a list; to run each, "
+                              f"sweep them: -m {group}={given.strip('[]')}", file="config", key=group)
         leave = f"; none is the default: leave {group}= out" if _default_preset(group) is None else ""
         raise ConfigError(f"one preset's name belongs here (shipped: {_shipped(group)}), not null{leave}",
                           file="config", key=group)

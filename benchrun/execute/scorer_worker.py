@@ -86,7 +86,8 @@ class _Found:
     rounded with it, or the process's own `len` broke), and the decimal context (`decimal.getcontext().prec = 2`);
     a time zone it set (`TZ` and `time.tzset()`, or `os.putenv('TZ', ...)`, which os.environ does not show) stayed in
     force though $TZ was put back; so did the interpreter's settings of runstate.SETTINGS it changed, and a standard
-    descriptor it replaced (`os.dup2(devnull, 2)` to quiet a library, left so: nothing a later call printed reached the log)."""
+    descriptor it replaced (`os.dup2(devnull, 2)` to quiet a library, left so: nothing a later call printed reached
+    the log)."""
 
     def __init__(self) -> None:
         self.cwd, self.environ, self.signals = os.getcwd(), dict(os.environ), handling_now()
