@@ -58,7 +58,7 @@ def test_tasks_yml_that_is_not_utf8(tmp_path):
     bench = write_bench(tmp_path, {})
     (bench / "tasks.yml").write_bytes("- name: caf\u00e9\n".encode("latin-1"))
     assert config_error(tmp_path, config(bench), TaskError) == (
-        "in 'tasks.yml': line 1, column 12: not UTF-8 text (invalid continuation byte, 0xe9)")
+        "in 'tasks.yml': line 1, column 12: not UTF-8 text (invalid continuation byte, 0xe9); save it as UTF-8")
 
 
 def test_unknown_task_key_suggests_the_right_one(tmp_path):

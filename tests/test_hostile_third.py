@@ -160,11 +160,12 @@ TASK = "- name: t\n  template: 'say {a}'\n  values:\n    a: [1, 2]\n  reference:
 USER_CODE = {  # benchmark files -> what a dry run says
     "a scorer file not UTF-8": ({"tasks.yml": TASK + "  scorer: s\n",
                                  "custom_scorer.py": b"def s(response, reference):\n    return 1  # \xff\n"},
-                                "in 'custom_scorer.py': line 2, column 17: not UTF-8 text (invalid start byte, 0xff)"),
+                                "in 'custom_scorer.py': line 2, column 17: not UTF-8 text (invalid start byte, "
+                                "0xff); save it as UTF-8"),
     "a response file not UTF-8": ({"tasks.yml": TASK + "  format: F\n", "custom_response.py":
                                    b"from pydantic import BaseModel\nclass F(BaseModel):\n    x: int  # \xff\n"},
                                   "in 'custom_response.py': line 3, column 15: not UTF-8 text (invalid start byte, "
-                                  "0xff)"),
+                                  "0xff); save it as UTF-8"),
     "a scorer made by exec": ({"tasks.yml": TASK + "  scorer: s\n",
                                "custom_scorer.py": "exec('def s(response, reference):\\n    return 1')\n"},
                               "in 'custom_scorer.py': scorer 's': its source code cannot be read (it was compiled from a "

@@ -132,7 +132,7 @@ def test_a_sweeps_job_directory_hidden_or_named_as_the_sweeps_own_files_is_refus
 @pytest.mark.parametrize(("written", "said"), [
     ("model: [llama3.2, llama3.2]\n", "model: a model name, or a list of different model names"),
     ("runner_type: OLLAMA\nmodel: llama3.2\n",
-     "runner_type: unknown runner type 'OLLAMA' (allowed: ollama, openai, local)"),
+     "runner_type: unknown runner type 'OLLAMA' (did you mean 'ollama'?)"),
     ("model: llama3.2\noptions: {temperature: hot}\n", 'options.temperature: Input should be a valid number, not "hot"'),
     ("model: llama3.2\nhots: 1\n", "hots: unknown key 'hots' (did you mean 'host'?)")])
 def test_a_runner_files_wrong_key_is_said_of_the_file_and_its_key(tmp_path, written, said):

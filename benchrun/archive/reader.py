@@ -224,7 +224,7 @@ class Run:
         path = self.path / CONFIG
         if not path.is_file():
             raise ArchiveError("missing", file=str(path))
-        data = load_yaml(path, str(path), ArchiveError) or {}
+        data = load_yaml(path, str(path), ArchiveError, saved=False) or {}
         if not isinstance(data, dict):
             raise ArchiveError("not a config: not a mapping", file=str(path))
         return data

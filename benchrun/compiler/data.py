@@ -53,8 +53,8 @@ def data_path(bench: Path, rel: str, named_at: Where) -> Path:
         raise TaskError(f"'{rel}' is an absolute path: name a file inside the benchmark, relative to it", **named_at)
     path = bench / rel
     if not present(bench, path):
-        raise TaskError(f"file '{rel}' is missing (paths are relative to the benchmark directory{_unexpanded(rel)})",
-                        **named_at)
+        raise TaskError(f"file '{rel}' is missing (paths are relative to the benchmark directory"
+                        f"{_unexpanded(rel) or _in_task_folder(bench, rel, named_at)})", **named_at)
     inside(bench, path)
     return path
 
@@ -69,6 +69,15 @@ directory's `~/`, a `$VAR`, each said as what it is where the file is missing (`
 def _unexpanded(rel: str) -> str:
     """Why `rel`, a missing data file's path, is not read as it may have been meant; empty when it reads as a path."""
     return next((f": {why}" for form, why in UNEXPANDED if form.match(rel)), "")
+
+
+def _in_task_folder(bench: Path, rel: str, named_at: Where) -> str:
+    """Of a missing data file named by a folder task's info.yml, the path to give where the task's folder holds it
+    (`shots.jsonl` beside info.yml is `tasks/t/shots.jsonl`); empty otherwise."""
+    folder = Path(named_at.get("file") or ".").parent
+    beside = folder / rel
+    return f": give '{beside.as_posix()}', the file in the task's folder" if folder != Path(".") and \
+        present(bench, bench / beside) else ""
 
 
 _READ: dict[tuple[str, str, Bounds], Any] | None = None

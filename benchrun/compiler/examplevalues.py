@@ -4,10 +4,10 @@ the template never reads is a misspelt name or a value left over, refused naming
 
 from __future__ import annotations
 
-import difflib
 from typing import Any
 
 from benchrun.core.errors import TaskError
+from benchrun.core.keys import closest
 from benchrun.core.text import name_said
 
 
@@ -17,7 +17,7 @@ def check_example_values(values: dict[str, Any], used: list[str], where: dict[st
     missing = [name for name in dict.fromkeys(used) if name not in values]
     unread = [name for name in values if name not in used]
     if unread:
-        close = difflib.get_close_matches(unread[0], missing, n=1)
+        close = closest(str(unread[0]), missing)
         hint = f"did you mean '{close[0]}'?" if close else f"it uses {_names(used)}"
         raise TaskError(f"{name_said(str(unread[0]))} is a value the template never uses ({hint}), and an "
                         "example's values fill its template alone (kept nowhere else): leave it out", **where)

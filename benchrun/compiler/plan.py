@@ -6,6 +6,7 @@ import contextlib
 import difflib
 import inspect
 import json
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Mapping
@@ -89,12 +90,12 @@ def _compiled(cfg: Mapping[str, Any], cwd: Path | None) -> Plan:
         known_scorers = scoring.available(bench)
     imported = {path: _source_file(bench, path, read) for path in benchmark_files(bench, local_modules(bench))
                 if path.suffix == ".py"}
-    tasks, samples, rendered = [], [], grid.Rendered()
+    tasks, samples, rendered, shas = [], [], grid.Rendered(), {}  # shas: each scorer's source hashed once
     for spec in specs:
         system, turns = cfg["task"].get("system") or spec.system, grid.turns(spec, limits)
         preamble = len(system or "") + sum(len(turn.user) + len(turn.assistant) for turn in turns)
         task_samples = grid.samples(spec, limits, rendered, preamble)
-        tasks.append(_task_entry(spec, len(task_samples), known_formats, known_scorers, system, turns, bench))
+        tasks.append(_task_entry(spec, len(task_samples), known_formats, (known_scorers, shas), system, turns, bench))
         refuse_unanswerable(spec, tasks[-1], task_samples)
         refuse_shown_answers(spec, turns, task_samples)
         samples.extend(task_samples)
@@ -166,8 +167,10 @@ def select(specs: list[TaskSpec], only: list[str] | None) -> list[TaskSpec]:
 
 
 def _task_entry(spec: TaskSpec, n: int, known_formats: dict[str, type[BaseModel]],
-                known_scorers: dict[str, scoring.Scorer], system: str | None, turns: tuple[Turn, ...],
-                bench: Path) -> TaskEntry:
+                known_scorers: tuple[dict[str, scoring.Scorer], dict[str, str]], system: str | None,
+                turns: tuple[Turn, ...], bench: Path) -> TaskEntry:
+    """The manifest's entry of task `spec`; `known_scorers` the scorers by name, and the sha256 of each one's source
+    found so far (5,000 tasks of one scorer read its source once)."""
     return TaskEntry(system=system, fewshot=turns,
         name=spec.name, description=spec.description, source=spec.source, template=spec.template,
         reference="calculated" if spec.reference == "calculated" else "list",
@@ -186,7 +189,8 @@ def format_spec(name: str, known: dict[str, type[BaseModel]], where: dict[str, s
         raise TaskError(f"format {name_said(name)}: {formats.CUSTOM_FILE} holds it as {other}; a format is a class the "
                         f"file defines: class {name}(BaseModel)", **where)
     if cls is None:
-        raise TaskError(f"unknown format {name_said(name)} ({_choices(formats.BUILTIN, known, formats.CUSTOM_FILE)})", **where)
+        raise TaskError(f"unknown format {name_said(name)} ({_choices(formats.BUILTIN, known, formats.CUSTOM_FILE)})"
+                        f"{_as_python_reads(name, known, formats.CUSTOM_FILE)}", **where)
     origin = "builtin" if formats.BUILTIN.get(name) is cls else formats.CUSTOM_FILE
     custom = origin == formats.CUSTOM_FILE  # the class runs the user's code, contained (0.6 ms a task)
     with contained(formats.CUSTOM_FILE, f"format '{name}' has no JSON schema") if custom else contextlib.nullcontext():
@@ -299,7 +303,9 @@ def _refs_inside(name: str, schema: Any) -> None:
                         "custom_response.py", file=formats.CUSTOM_FILE)
 
 
-def _scorer(spec: TaskSpec, name: str, known: dict[str, scoring.Scorer], bench: Path) -> ScorerSpec:
+def _scorer(spec: TaskSpec, name: str, scorers: tuple[dict[str, scoring.Scorer], dict[str, str]],
+            bench: Path) -> ScorerSpec:
+    known, shas = scorers
     if name in RESERVED_SCORERS:
         raise TaskError(f"'{name}' is benchrun's own score (each answer checked against its format, always "
                         "recorded): name the scorer otherwise", **spec.where("scorer"))
@@ -309,17 +315,17 @@ def _scorer(spec: TaskSpec, name: str, known: dict[str, scoring.Scorer], bench: 
         raise TaskError(f"scorer {name_said(name)}: {scoring.CUSTOM_FILE} holds it as {other}; a scorer is a function "
                         f"the file defines: def {name}(response, reference)", **spec.where("scorer"))
     if fn is None:
-        raise TaskError(f"unknown scorer {name_said(name)} ({_choices(scoring.BUILTIN, known, scoring.CUSTOM_FILE)})",
-                        **spec.where("scorer"))
+        raise TaskError(f"unknown scorer {name_said(name)} ({_choices(scoring.BUILTIN, known, scoring.CUSTOM_FILE)})"
+                        f"{_as_python_reads(name, known, scoring.CUSTOM_FILE)}", **spec.where("scorer"))
     builtin = scoring.BUILTIN.get(name) is fn
-    if not builtin:
+    if not builtin and name not in shas:  # checked as it is first hashed
         scoring.check_signature(name, fn, scoring.CUSTOM_FILE)
     if builtin and spec.reference == "calculated":
         raise TaskError(f"scorer '{name}' compares with a reference, but the task has none "
                         f"(reference: calculated{_reference_misnamed(spec)}); give references or a custom scorer",
                         **spec.where("scorer"))
     return ScorerSpec(name=name, origin="builtin" if builtin else scoring.CUSTOM_FILE,
-                      sha256=scoring.source_sha256(fn))
+                      sha256=shas.get(name) or shas.setdefault(name, scoring.source_sha256(fn)))
 
 
 def _reference_misnamed(spec: TaskSpec) -> str:
@@ -328,6 +334,14 @@ def _reference_misnamed(spec: TaskSpec) -> str:
     near = next((value for value in spec.values if difflib.get_close_matches(value.casefold(), [REFERENCE], cutoff=0.8)),
                 None)
     return "" if near is None else f"; its {name_said(near)} is a value: the references' column is named '{REFERENCE}'"
+
+
+def _as_python_reads(name: str, known: Mapping[str, Any], custom_file: str) -> str:
+    """Of a name not known, the one of `known` Python makes of it (NFKC: `cafe` + U+0301 is `café`, `ｓ` is `s`), which
+    the file's `def` of that very text defines; empty where there is none."""
+    read = unicodedata.normalize("NFKC", name)
+    return f": Python reads {custom_file}'s names composed (NFKC), so it defines {read!r}: write it so" if \
+        read != name and read in known else ""
 
 
 def _choices(builtin: Mapping[str, Any], known: Mapping[str, Any], custom_file: str) -> str:

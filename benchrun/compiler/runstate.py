@@ -1,7 +1,8 @@
 """What a benchmark's code run in the run's own process (its files imported to compile) may not change for the run:
-its signal handling, working directory, umask, sys.path, environment, builtins, resource limits and recursion limit,
-OmegaConf's resolvers, each put back after the block (`kept`), as the scorer process puts most of them back after each
-call (benchrun.execute.scorer_worker), what runs as the process exits, its garbage collection and its logging."""
+its locale and the interpreter's other SETTINGS, signal handling, working directory, umask, sys.path, environment,
+builtins, resource limits and recursion limit, OmegaConf's resolvers, each put back after the block (`kept`), as the
+scorer process puts most of them back after each call (benchrun.execute.scorer_worker), what runs as the process
+exits, its garbage collection and its logging."""
 
 from __future__ import annotations
 
@@ -9,14 +10,18 @@ import atexit
 import builtins
 import contextlib
 import gc
+import io
+import locale
 import logging
 import os
 import resource
+import socket
 import sys
 import sysconfig
 import tempfile
+import threading
 import time
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from benchrun.core.interrupts import handling_now
 from benchrun.core.scratch import remove_scratch, scratch_folder
@@ -27,10 +32,85 @@ def kept() -> Iterator[None]:
     """The process's signal handling, working directory, umask, sys.path, environment, builtins, resource limits,
     recursion limit, exit functions, garbage collection, logging and OmegaConf's resolvers as they were before the
     block, and the block's temporary files in a folder of their own."""
-    with _signals_kept(), _file_making_kept(), _import_path_kept(), _environment_kept(), _builtins_kept(), \
-            _limits_kept(), _exit_functions_kept(), _collection_kept(), _logging_kept(), _temporary_files_kept(), \
-            _resolvers_kept():
+    with _settings_kept(), _signals_kept(), _file_making_kept(), _import_path_kept(), _environment_kept(), \
+            _builtins_kept(), _limits_kept(), _exit_functions_kept(), _collection_kept(), _logging_kept(), \
+            _temporary_files_kept(), _resolvers_kept():
         yield
+
+
+SETTINGS: tuple[tuple[Callable[[], Any], Callable[[Any], Any]], ...] = (
+    (lambda: locale.setlocale(locale.LC_ALL), lambda found: locale.setlocale(locale.LC_ALL, found)),
+    (sys.gettrace, sys.settrace), (sys.getprofile, sys.setprofile),
+    (threading.gettrace, threading.settrace), (threading.getprofile, threading.setprofile),
+    (threading.stack_size, threading.stack_size),
+    (socket.getdefaulttimeout, socket.setdefaulttimeout), (sys.getswitchinterval, sys.setswitchinterval),
+    (gc.isenabled, lambda enabled: gc.enable() if enabled else gc.disable()),
+    (gc.get_threshold, lambda found: gc.set_threshold(*found)), (sys.getrecursionlimit, sys.setrecursionlimit),
+    (lambda: list(gc.callbacks), lambda found: gc.callbacks.__setitem__(slice(None), found)),  # in place: gc's list
+    (sys.get_int_max_str_digits, sys.set_int_max_str_digits),
+    *((lambda name=name: list(found) if isinstance(found := getattr(sys, name), list) else found,
+       lambda found, name=name: setattr(sys, name, list(found))) for name in ("path", "meta_path", "path_hooks")),
+    *([(lambda: os.sched_getaffinity(0), lambda found: os.sched_setaffinity(0, found))]
+      if hasattr(os, "sched_getaffinity") else []),
+    *((lambda name=name: _stream(name), lambda found, name=name: _restream(name, *found))
+      for name in ("stdin", "stdout", "stderr")))
+"""The interpreter's settings a scorer may change for its own work, each read and set back (the scorer process's
+`_Found`), none of which may reach the calls after it, nor, changed by a benchmark's file as it is imported, the run
+(`_settings_kept`: `locale.setlocale(LC_ALL, 'de_DE.UTF-8')` rendered `{a:n}` in every later prompt `1.234.567`): a
+locale (`locale.setlocale(LC_NUMERIC, ...)`: their `locale.atof` read numbers by it), a trace or profile function
+(`sys.settrace`, a profiler left enabled: run on every line of theirs), one for the threads started after
+(`threading.settrace`), the stack size of those threads (`threading.stack_size(32768)`: a later call's thread crashed
+the process, that call's ScorerProcessDied), a default socket timeout (`socket.setdefaulttimeout(0.001)`: their
+requests timed out), a thread switch interval, the garbage collector turned off or retuned or given a callback
+(`gc.callbacks.append(...)`: run in every later call's collections), a recursion limit or a bound on the digits of an
+int (`sys.setrecursionlimit(200)`, `sys.set_int_max_str_digits(640)`: their own work a RecursionError, a ValueError),
+the module search path (`sys.path.append`, or `sys.path` bound to another value) and the import system's finders and
+path hooks (`sys.meta_path.insert(0, finder)`: a later call's imports went through it), the CPUs the process may run
+on (`os.sched_setaffinity(0, {0})`, where the system has it), the standard streams (`sys.stdin = io.StringIO(...)`:
+their `input()` read what an earlier call left there, where it reads nothing), and how stdout and stderr encode
+(`sys.stdout.reconfigure(encoding="ascii")`: the same object, so a later call's `print("café")` raised
+UnicodeEncodeError)."""
+
+
+def _stream(name: str) -> tuple[Any, tuple[Any, ...] | None]:
+    """A standard stream of `sys`, and how it encodes where it is a text stream that writes."""
+    stream = getattr(sys, name)
+    if name == "stdin" or not isinstance(stream, io.TextIOWrapper):
+        return stream, None
+    return stream, (stream.encoding, stream.errors, stream.line_buffering, stream.write_through)
+
+
+def _restream(name: str, stream: Any, coding: tuple[Any, ...] | None) -> None:
+    """`sys.<name>` bound to `stream` again, encoding as `coding` says (`_stream`)."""
+    setattr(sys, name, stream)
+    if coding is not None and _stream(name)[1] != coding:
+        encoding, errors, line_buffering, write_through = coding
+        stream.reconfigure(encoding=encoding, errors=errors, line_buffering=line_buffering,
+                           write_through=write_through)
+
+
+@contextlib.contextmanager
+def _settings_kept() -> Iterator[None]:
+    """The interpreter's SETTINGS as before the block: its locale above all, by which a template's `{a:n}` is
+    rendered (a benchmark's file that set one at import rendered `1234567` as `1.234.567`, under another manifest
+    id, in its run and in every job after it in a sweep's process)."""
+    found = settings_now()
+    try:
+        yield
+    finally:
+        put_back_settings(found)
+
+
+def settings_now() -> list[Any]:
+    """Each of the interpreter's SETTINGS as it is now, as `put_back_settings` takes them."""
+    return [get() for get, _ in SETTINGS]
+
+
+def put_back_settings(found: list[Any]) -> None:
+    """Each of the interpreter's SETTINGS as `found` (`settings_now`), set again where it changed."""
+    for (get, put), was in zip(SETTINGS, found):
+        if get() != was:
+            put(was)
 
 
 @contextlib.contextmanager

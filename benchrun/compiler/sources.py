@@ -101,18 +101,20 @@ def benchmark_files(bench: Path, data: Iterable[str] = ()) -> list[Path]:
     name (values and examples) that are there inside it; each task file must resolve inside the benchmark directory
     (a link to a file or folder outside it is refused: a shared benchmark must not send /etc/passwd to a model), and
     one that is a link leading nowhere is refused too (`present`)."""
-    paths = [bench / name for name in TOP_FILES]
+    paths, held = [bench / name for name in TOP_FILES], {bench}  # folders resolved inside it (bench is resolved)
     tasks_dir = bench / TASKS_DIR
     if present(bench, tasks_dir) and tasks_dir.is_dir():
         for folder in task_folders(tasks_dir):
             if present(bench, folder) and folder.is_dir():
                 inside(bench, folder)
                 paths += [folder / name for name in FOLDER_FILES]
+                held.add(folder)
     found = [path for path in paths if present(bench, path)]
     extra = sorted({bench / rel for rel in data if not Path(rel).is_absolute()} - set(found))
     found += [path for path in extra if path.exists() and path.resolve().is_relative_to(bench)]
     for path in found:
-        inside(bench, path)
+        if path.parent not in held or path.is_symlink():  # a file that is no link, in a folder inside, is inside
+            inside(bench, path)
     return found
 
 

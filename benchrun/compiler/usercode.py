@@ -62,7 +62,7 @@ def import_file(path: Path, rel: str, probe: bool = True, digests: Digests | Non
     (or its helpers.py) as it was then, so a helper or a constant edited since scored the rest of the run unseen,
     under the digests of the files the run recorded."""
     data = read_bounded(path, rel)
-    utf8_text(data, rel)
+    utf8_text(data, rel, saved=True)
     found = hashlib.sha256(data).hexdigest()
     if digests is not None and found != digests.get(path.name):
         raise TaskError(CHANGED.format("it hashes", found[:12], str(digests.get(path.name))[:12]), file=rel)

@@ -15,6 +15,8 @@ from omegaconf.errors import ConfigAttributeError, ConfigKeyError
 
 from benchrun.compose.config import keys_taken, refuse_secrets
 from benchrun.compose.hydragiven import env_copy_refusal
+from benchrun.compose.sweepwords import refuse_nested_sweeps, sweep_misplaced
+from benchrun.compose.valuekeys import one_value_above
 from benchrun.core import secrets
 from benchrun.core.errors import ConfigError
 from benchrun.core.keys import KEY_VARIABLE_KEYS, override_key, unknown_key
@@ -56,11 +58,13 @@ def refuse_bad_overrides(argv: Sequence[str]) -> None:
                               f"({MAX_OVERRIDE_ITEMS:,}); give fewer, or split the sweep", file="config", key=key)
     _refuse_set_and_deleted(words)
     _refuse_no_one_preset(words)
+    _refuse_preset_paths(words)
     _refuse_added_preset(words)
     _refuse_kept_hydra_settings(words)
     _refuse_unread_verbose(words)
     _refuse_hydra_alone_resolved(argv)
     _refuse_keys_twice(words)
+    refuse_nested_sweeps(words)
 
 
 def _refuse_keys_twice(argv: Sequence[str]) -> None:
@@ -205,13 +209,42 @@ def _refuse_no_one_preset(argv: Sequence[str]) -> None:
         nulls = "null" in (item.strip() for item in given.split(","))
         if arg.startswith(("-", "++", "~")) or group not in PRESET_GROUPS or not (nulls or given.startswith("[")):
             continue
-        shipped = ", ".join(sorted(path.stem for path in (conf_dir() / group).glob("*.yaml")))
         if given.startswith("["):
-            raise ConfigError(f"one preset's name belongs here (shipped: {shipped}), not a list; to run each, sweep "
-                              f"them: -m {group}={given.strip('[]')}", file="config", key=group)
+            raise ConfigError(f"one preset's name belongs here (shipped: {_shipped(group)}), not a list; to run each, "
+                              f"sweep them: -m {group}={given.strip('[]')}", file="config", key=group)
         leave = f"; none is the default: leave {group}= out" if _default_preset(group) is None else ""
-        raise ConfigError(f"one preset's name belongs here (shipped: {shipped}), not null{leave}", file="config",
-                          key=group)
+        raise ConfigError(f"one preset's name belongs here (shipped: {_shipped(group)}), not null{leave}",
+                          file="config", key=group)
+
+
+def _shipped(group: str) -> str:
+    """The names of benchrun's own presets of `group`, as a list to read."""
+    return ", ".join(sorted(path.stem for path in (conf_dir() / group).glob("*.yaml")))
+
+
+def _refuse_preset_paths(argv: Sequence[str]) -> None:
+    """Refuse a preset of benchrun's groups named by a path or by its file's name (`preset_name_said`)."""
+    for arg in argv:
+        group, _, value = arg.removeprefix("+").partition("=")
+        if arg.startswith(("-", "~")) or group.lstrip("+") not in PRESET_GROUPS:
+            continue
+        for item in (item.strip().strip("'\"") for item in value.split(",")):
+            if (why := preset_name_said(group.lstrip("+"), item)) is not None:
+                raise ConfigError(why, file="config", key=group.lstrip("+"))
+
+
+def preset_name_said(group: str, name: str) -> str | None:
+    """Why `name`, given for a preset of benchrun's `group`, is refused: a path (`runner=../model/gemma3`,
+    `model=./gemma3`, `task=/x`, `runner=ollama/`) or its file's name (`runner=ollama.yaml`), on the command line or in
+    a preset's defaults list. Hydra read any YAML file of its search path as that group's preset (a model preset as a
+    runner), said `In 'model/../runner/openai': Could not load 'model/base/openai'`, or took it, the run recording the
+    path as the preset's name. None for a name."""
+    if name.endswith(".yaml"):
+        return f"'{name}' names the preset's file, where its name belongs: give {group}={name.removesuffix('.yaml')}"
+    if any(part in ("", ".", "..") for part in name.split("/")) and "/" in name or name in (".", ".."):
+        return (f"'{name}' is a path, where a preset's name belongs (shipped: {_shipped(group)}; presets of your own: "
+                f"--config-dir DIR, with {group}/NAME.yaml in it)")
+    return None
 
 
 def _refuse_added_preset(argv: Sequence[str]) -> None:
@@ -287,22 +320,36 @@ def not_held(err: Exception) -> str | None:
     unknown, with the nearest the config takes there (`+runner.modle=x`'s words), or, for one it takes and holds no
     value of, how to add it (nothing to delete); None for any other error."""
     cause, said = err.__cause__, str(err)
+    if (sweep := sweep_misplaced(said)) is not None:
+        return sweep
     if held_already := HELD_ALREADY.match(said):
         return str(ConfigError("the config holds a value of it already, and a '+' adds only a key it holds none of: "
                                f"override it without the '+': {held_already[2]}", file="config", key=held_already[1]))
     if said.startswith(NOT_DELETED[0]) and said.endswith(NOT_DELETED[1]):
         key = said[len(NOT_DELETED[0]):-len(NOT_DELETED[1])]
+        if (one := one_value_above(key.split("."))) is not None:
+            return _into_one_value(key, one)
         return _section_unknown(key.split(".")) or _said(key, keys_taken(key.split(".")[:-1]), [], (
             "the config holds no value of it, so the override deletes nothing; leave it out"))
     if not isinstance(cause, (ConfigAttributeError, ConfigKeyError)) or not said.startswith(NOT_HELD):
         return None
     key = said[len(NOT_HELD):].split("'", 1)[0]
+    if (one := one_value_above(key.split("."))) is not None:
+        return _into_one_value(key, one, "+" if getattr(cause, "full_key", None) == one else "")
     held = list(cause.parent_node or ()) if isinstance(cause.parent_node, Mapping) else []
     taken = keys_taken(key.split(".")[:-1], cause.parent_node.get("type") if held else None)
     if taken is None and (unknown := _section_unknown(key.split("."))) is not None:
         return unknown
     return _said(key, taken, held, "the config holds no value of it to override; add it with a '+': "
                                    f"{said.split(' use ', 1)[1]}")
+
+
+def _into_one_value(key: str, one: str, added: str = "") -> str:
+    """An override of `key`, beneath `one`, a setting of one value (`repeats.x=1`, `runner.model.0=x`,
+    `runner.options.stop.0=x`): Hydra advised adding it with a '+', which is refused in turn (`repeats: a mapping,
+    where a whole number is taken`). `added` is the '+' that gives `one` where the config holds none of it."""
+    return str(ConfigError(f"'{one}' takes one value (a number, a text, or a list given whole), not keys or items "
+                           f"overridden one at a time: override it whole ({added}{one}=...)", file="config", key=key))
 
 
 def _section_unknown(parts: list[str]) -> str | None:

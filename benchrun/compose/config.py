@@ -290,7 +290,7 @@ def keys_taken(parts: Sequence[str], runner_type: Any = None) -> list[str] | Non
     """The keys the config takes under the key path `parts` (a runner's of `runner_type`, or every runner's; every
     runner's options); None where no model of benchrun's is (Hydra's own keys, a value that is no section)."""
     loc = ["runner", runner_type, *parts[1:]] if parts[:1] == ["runner"] and runner_type in RUNNERS else [*parts]
-    if parts[:1] == ["runner"] and list(parts[1:]) == ["options"]:
+    if list(parts) in (["runner", "options"], ["judge", "options"]):  # a judge's model is asked by a runner too
         return sorted({key for runner in RUNNERS.values() for key in runner.options_model().model_fields})
     if list(parts) == ["runner"] and runner_type not in RUNNERS:
         return sorted({key for runner in RUNNERS.values() for key in runner.model_fields})

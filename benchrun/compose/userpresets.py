@@ -12,6 +12,7 @@ from typing import Sequence
 
 import yaml
 
+from benchrun.compose.commandline import PRESET_GROUPS, preset_name_said
 from benchrun.core.errors import ConfigError
 from benchrun.core.filebytes import read_bounded
 from benchrun.core.keys import override_key
@@ -35,8 +36,23 @@ def refuse_expanding_presets(argv: Sequence[str]) -> None:
     for folder in _config_dirs(argv):
         for path in _yaml_files(Path(folder), groups):
             data = _read(path)
-            if (why := _hidden_header(data) or _unpresetlike(_composed(data))) is not None:
+            node = _composed(data)
+            if (why := _hidden_header(data) or _unpresetlike(node) or _default_path(node)) is not None:
                 raise ConfigError(why, file=str(path.absolute()))
+
+
+def _default_path(node: yaml.Node | None) -> str | None:
+    """Why a preset's defaults list naming a preset of benchrun's groups by a path (`override /runner:
+    ../model/gemma3`) or by its file's name is refused, as on the command line (`preset_name_said`); None for none."""
+    listed = next((value for key, value in node.value if isinstance(key, yaml.ScalarNode) and key.value == "defaults"),
+                  None) if isinstance(node, yaml.MappingNode) else None
+    for item in listed.value if isinstance(listed, yaml.SequenceNode) else []:
+        for key, value in item.value if isinstance(item, yaml.MappingNode) else []:
+            group = str(key.value).removeprefix("override ").strip().lstrip("/").split("@")[0]
+            if group in PRESET_GROUPS and isinstance(value, yaml.ScalarNode) and \
+                    (why := preset_name_said(group, value.value)) is not None:
+                return f"{position(value.start_mark)}: defaults: {why}"
+    return None
 
 
 def _group(arg: str) -> str:

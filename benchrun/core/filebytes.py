@@ -98,22 +98,24 @@ def _too_large(size: int, limit: int, key: str | None) -> str:
 
 
 def read_utf8(path: Path, rel: str, error: type[BenchrunError] = TaskError, bom: bool = False,
-              limit: int = MAX_FILE_BYTES, limit_key: str | None = None, **where: str) -> str:
+              limit: int = MAX_FILE_BYTES, limit_key: str | None = None, saved: bool = False, **where: str) -> str:
     """The text of `path` (read_bounded, at most `limit` bytes, set by `limit_key`), UTF-8 (with `bom`, a benchmark's
     text: a byte-order mark first is dropped and any character UNASKED refused, naming its line), its line ends read
     as Python's text files read them (CRLF and CR are LF: a template saved on Windows asks what it asked on Linux); a
-    NUL byte refused in any file."""
-    return utf8_text(read_bounded(path, rel, error, limit, limit_key, **where), rel, error, bom, **where)
+    NUL byte refused in any file. Bytes that are not UTF-8 are said with SAVE_UTF8 in a file the user `saved` (any
+    with `bom`)."""
+    return utf8_text(read_bounded(path, rel, error, limit, limit_key, **where), rel, error, bom, saved, **where)
 
 
-def utf8_text(data: bytes, rel: str, error: type[BenchrunError] = TaskError, bom: bool = False, **where: str) -> str:
+def utf8_text(data: bytes, rel: str, error: type[BenchrunError] = TaskError, bom: bool = False, saved: bool = False,
+              **where: str) -> str:
     """`data`, the bytes of the file `rel`, as read_utf8 reads them."""
     if (wide := wide_text(data)) is not None:
         raise error(wide, file=rel, **where)
     try:
         text = data.decode("utf-8-sig" if bom else "utf-8")
     except UnicodeDecodeError as err:
-        raise error(not_utf8_said(err) + (SAVE_UTF8 if bom else ""), file=rel, **where) from None
+        raise error(not_utf8_said(err) + (SAVE_UTF8 if bom or saved else ""), file=rel, **where) from None
     if (found := (UNASKED if bom else NUL).search(text)) is not None:
         raise error(f"{_position(text, found.start())}: {unasked_said(found[0], raw=True)}", file=rel, **where)
     return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text

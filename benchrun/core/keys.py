@@ -29,9 +29,16 @@ def key_path(root: str, parts: Iterable[Any]) -> str:
 def unknown_key(key: str, allowed: list[str], what: str = "key") -> str:
     """`unknown key 'x' (did you mean 'y'?)`, or the allowed keys when none is close; a key not in ASCII said with
     its characters escaped too (`name_said`: a Cyrillic `а` in 'templаte' printed as the 'template' it suggested)."""
-    close = difflib.get_close_matches(key, allowed, n=1)
+    close = closest(key, allowed)
     hint = f"did you mean '{close[0]}'?" if close else f"allowed: {', '.join(allowed)}"
     return f"unknown {what} {name_said(key)} ({hint})"
+
+
+def closest(name: str, names: list[str]) -> list[str]:
+    """The one of `names` nearest `name` (a list of one, or none is near): one the same but for case first (`top_K`
+    is `top_k`, which difflib ranked below `top_p`)."""
+    same = [each for each in names if each.casefold() == name.casefold()]
+    return same[:1] or difflib.get_close_matches(name, names, n=1)
 
 
 def override_key(override: str) -> str:

@@ -245,11 +245,13 @@ for _loader in (_FastWritten, _Written):
     _loader.add_constructor("tag:yaml.org,2002:float", _written_float)
 
 
-def load_yaml(path: Path, rel: str, error: type[BenchrunError] = TaskError, written: bool = False) -> Any:
+def load_yaml(path: Path, rel: str, error: type[BenchrunError] = TaskError, written: bool = False,
+              saved: bool = True) -> Any:
     """Parse a YAML file (with libyaml when installed); a syntax error names the line and column. Errors are
-    `error`s (a config.yaml in the archive is read so too, as an ArchiveError). A benchmark's task file is read
-    `written`: its numbers printed as written (`2.50`, not 2.5), in its prompts and sample ids."""
-    return parse_yaml(read_utf8(path, rel, error), rel, error, written)
+    `error`s (a config.yaml in the archive is read so too, as an ArchiveError, not one the user `saved`, so not told
+    to save it as UTF-8). A benchmark's task file is read `written`: its numbers printed as written (`2.50`, not 2.5),
+    in its prompts and sample ids."""
+    return parse_yaml(read_utf8(path, rel, error, saved=saved), rel, error, written)
 
 
 def parse_yaml(text: str, rel: str, error: type[BenchrunError] = TaskError, written: bool = False) -> Any:

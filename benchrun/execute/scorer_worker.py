@@ -25,22 +25,17 @@ import builtins
 import contextlib
 import decimal
 import fcntl
-import gc
-import io
 import json
-import locale
 import os
 import random
 import resource
-import socket
 import sys
-import threading
 import time
 import warnings
 from pathlib import Path
 from typing import IO, Any, Callable
 
-from benchrun.compiler.runstate import limits_now, put_back_limits, put_back_names
+from benchrun.compiler.runstate import limits_now, put_back_limits, put_back_names, put_back_settings, settings_now
 from benchrun.compiler.scoring import metrics, scorers_in, source_sha256
 from benchrun.core.errors import BenchrunError, os_problem
 from benchrun.core.interrupts import handling_now, ignore_terminal_signals
@@ -84,56 +79,6 @@ def main() -> None:
                      "ends, and the run starts another")
 
 
-SETTINGS: tuple[tuple[Callable[[], Any], Callable[[Any], Any]], ...] = (
-    (lambda: locale.setlocale(locale.LC_ALL), lambda found: locale.setlocale(locale.LC_ALL, found)),
-    (sys.gettrace, sys.settrace), (sys.getprofile, sys.setprofile),
-    (threading.gettrace, threading.settrace), (threading.getprofile, threading.setprofile),
-    (threading.stack_size, threading.stack_size),
-    (socket.getdefaulttimeout, socket.setdefaulttimeout), (sys.getswitchinterval, sys.setswitchinterval),
-    (gc.isenabled, lambda enabled: gc.enable() if enabled else gc.disable()),
-    (gc.get_threshold, lambda found: gc.set_threshold(*found)), (sys.getrecursionlimit, sys.setrecursionlimit),
-    (lambda: list(gc.callbacks), lambda found: gc.callbacks.__setitem__(slice(None), found)),  # in place: gc's list
-    (sys.get_int_max_str_digits, sys.set_int_max_str_digits),
-    *((lambda name=name: list(found) if isinstance(found := getattr(sys, name), list) else found,
-       lambda found, name=name: setattr(sys, name, list(found))) for name in ("path", "meta_path", "path_hooks")),
-    *([(lambda: os.sched_getaffinity(0), lambda found: os.sched_setaffinity(0, found))]
-      if hasattr(os, "sched_getaffinity") else []),
-    *((lambda name=name: _stream(name), lambda found, name=name: _restream(name, *found))
-      for name in ("stdin", "stdout", "stderr")))
-"""The interpreter's settings a scorer may change for its own work, each read and set back (`_Found`), none of which
-may reach the calls after it: a locale (`locale.setlocale(LC_NUMERIC, ...)`: their `locale.atof` read numbers by it), a
-trace or profile function (`sys.settrace`, a profiler left enabled: run on every line of theirs), one for the threads
-started after (`threading.settrace`), the stack size of those threads (`threading.stack_size(32768)`: a later call's
-thread crashed the process, that call's ScorerProcessDied), a default socket
-timeout (`socket.setdefaulttimeout(0.001)`: their requests timed out), a thread switch interval, the garbage
-collector turned off or retuned or given a callback (`gc.callbacks.append(...)`: run in every later call's
-collections), a recursion limit or a bound on the digits of an int (`sys.setrecursionlimit(200)`,
-`sys.set_int_max_str_digits(640)`: their own work a RecursionError, a ValueError), the module search path
-(`sys.path.append`, or `sys.path` bound to another value) and the import system's finders and path hooks
-(`sys.meta_path.insert(0, finder)`: a later call's imports went through it), the CPUs the process may run on
-(`os.sched_setaffinity(0, {0})`, where the system has it), the standard streams (`sys.stdin = io.StringIO(...)`:
-their `input()` read what an earlier call left there, where it reads nothing), and how stdout and stderr encode
-(`sys.stdout.reconfigure(encoding="ascii")`: the same object, so a later call's `print("café")` raised
-UnicodeEncodeError)."""
-
-
-def _stream(name: str) -> tuple[Any, tuple[Any, ...] | None]:
-    """A standard stream of `sys`, and how it encodes where it is a text stream that writes."""
-    stream = getattr(sys, name)
-    if name == "stdin" or not isinstance(stream, io.TextIOWrapper):
-        return stream, None
-    return stream, (stream.encoding, stream.errors, stream.line_buffering, stream.write_through)
-
-
-def _restream(name: str, stream: Any, coding: tuple[Any, ...] | None) -> None:
-    """`sys.<name>` bound to `stream` again, encoding as `coding` says (`_stream`)."""
-    setattr(sys, name, stream)
-    if coding is not None and _stream(name)[1] != coding:
-        encoding, errors, line_buffering, write_through = coding
-        stream.reconfigure(encoding=encoding, errors=errors, line_buffering=line_buffering,
-                           write_through=write_through)
-
-
 class _Found:
     """The process's state as the first call found it, which every call starts in (`put_back`): a scorer's
     `os.chdir` or `os.environ[...] = ...` reached the calls after it, so a score depended on which samples this
@@ -146,9 +91,8 @@ class _Found:
     force though $TZ was put back; so did what its libraries hold for every caller (`_held_by_libraries`: a random
     generator's state, numpy's floating-point error handling); so did any variable set past os.environ
     (`os.putenv`, ctypes' `setenv` or `unsetenv`), which the later calls' subprocesses inherited (`cenviron`); so
-    did the interpreter's
-    settings of SETTINGS it changed, and a standard descriptor it replaced (`os.dup2(devnull, 2)` to quiet a library,
-    left so: nothing a later call printed reached the log)."""
+    did the interpreter's settings of runstate.SETTINGS it changed, and a standard descriptor it replaced
+    (`os.dup2(devnull, 2)` to quiet a library, left so: nothing a later call printed reached the log)."""
 
     def __init__(self) -> None:
         self.cwd, self.environ, self.signals = os.getcwd(), dict(os.environ), handling_now()
@@ -156,7 +100,7 @@ class _Found:
         self.builtins, self.decimal = dict(vars(builtins)), decimal.getcontext().copy()
         self.umask = os.umask(0o022)
         os.umask(self.umask)
-        self.limits, self.settings = limits_now(), [get() for get, _ in SETTINGS]
+        self.limits, self.settings = limits_now(), settings_now()
         self.standard, self.zone = {fd: (_kept(fd), _file_of(fd)) for fd in STANDARD}, _zone()
         self.held = _held_by_libraries()
 
@@ -169,9 +113,7 @@ class _Found:
         self.signals()
         put_back_limits(self.limits)
         os.umask(self.umask)
-        for (get, put), found in zip(SETTINGS, self.settings):
-            if get() != found:
-                put(found)
+        put_back_settings(self.settings)
         for put, held in self.held:  # set whether changed or not: reading a generator's state to compare costs more
             put(held)
         for fd, (copy, file) in self.standard.items():
