@@ -262,7 +262,8 @@ def test_a_planted_file_of_gigabytes_is_one_line_not_read_whole(tmp_path, name):
     said = f"in '{run_dir / name}': {size}"
     if name == "seal.json":
         verified = audit(tmp_path, "verify", str(run_dir))
-        assert (verified.returncode, verified.stdout.splitlines()[1]) == (EXIT["not_intact"], f"FAIL  seal.json: {size}")
+        assert (verified.returncode, verified.stdout.splitlines()[1]) == (EXIT["not_intact"],
+                                                                          f"FAIL  seal.json: {size}")
         return
     listed = audit(tmp_path, "list", str(tmp_path / "archive"), "--json")
     assert (listed.returncode, json.loads(listed.stdout)) == (EXIT["ok"], [

@@ -95,8 +95,9 @@ def test_verify_says_a_benchmark_folder_renamed_to_another_unicode_form(tmp_path
     (tmp_path / copied).mkdir()
     done = audit(tmp_path, "verify", "r")
     assert done.stdout.splitlines()[-2:] == [
-        f"ok    sources: task.path: '{given}' is not a directory (looked in {tmp_path / given}); {tmp_path / copied} is "
-        "there, its name in another Unicode form (NFD, as a copy from macOS names files), which prints alike but is "
+        f"ok    sources: task.path: '{given}' is not a directory (looked in {tmp_path / given}); "
+        f"{tmp_path / copied} is there, its name in another Unicode form (NFD, as a copy from macOS names files), "
+        "which prints alike but is "
         "another name here: rename it in the form given (NFC): not checked", "intact"]
 
 
@@ -120,7 +121,8 @@ def test_a_rejudged_rescores_judge_call_longer_than_the_rescore_is_said_by_verif
 
 
 def test_a_process_named_in_bytes_of_no_text_is_read_from_proc():
-    code = "import ctypes, sys; ctypes.CDLL(None).prctl(15, b'sl\\xff\\xfe', 0, 0, 0); print(flush=True); sys.stdin.read()"
+    code = ("import ctypes, sys; ctypes.CDLL(None).prctl(15, b'sl\\xff\\xfe', 0, 0, 0); print(flush=True); "
+            "sys.stdin.read()")
     with subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE) as child:
         child.stdout.readline()
         named = (PROC / str(child.pid) / "comm").read_bytes()
@@ -217,6 +219,7 @@ def test_the_program_calling_rescore_is_no_module_its_scorer_file_imported(tmp_p
     (tmp_path / "mine.py").write_text(ONE)
     (tmp_path / "driver.py").write_text("import benchrun.audit\n")
     monkeypatch.setattr(sys.modules["__main__"], "__file__", str(tmp_path / program), raising=False)
+    monkeypatch.setitem(sys.modules, "__mp_main__", sys.modules["__main__"])  # as multiprocessing names it too
     monkeypatch.chdir(tmp_path)
     done = rescore_run(load_run(run_dir), scorers_file="mine.py", only=True)
     assert (done.info.modules, json.loads((run_dir / "rescores" / "001" / "rescore.json").read_text()).keys()) == (

@@ -12,7 +12,7 @@
 3. a process anywhere on the machine whose name is bytes that are no UTF-8 (`prctl(PR_SET_NAME, b"\\xff...")`, a
    program's file name) made the end of every run a traceback (UnicodeDecodeError reading /proc/PID/stat as the
    scorer process's tree was ended), and a lock's writer check too: /proc's files are read as bytes, a name that is
-   no UTF-8 replaced (`core.procfs._text`, a shared module)
+   no UTF-8 decoded as the file system's names are (`core.procfs.proc_text`, a shared module)
 4. a busy answer's Retry-After date was measured from this machine's clock, not the server's: a server an hour ahead
    asking to be asked again in 5 s was read as asking 3605 s, and its sample failed `not asked again` (a preflight
    refused); one behind asking an hour was asked again at once. A date is measured from the answer's own Date where

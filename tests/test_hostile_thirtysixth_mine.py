@@ -89,9 +89,9 @@ def test_a_network_file_system_mounted_at_a_name_not_utf8_is_still_seen(tmp_path
     monkeypatch.setattr(cacheplace, "MOUNT_TABLES", (str(tmp_path / "proc" / "mountinfo"),))
     with pytest.raises(ConfigError) as refused:
         cacheplace.refuse_network_fs(point / "cache", "cache_dir")
-    assert str(refused.value) == (f"cache_dir: {tmp_path}/n\\xe4me\\xff/cache is on a network file system (nfs4), where "
-                                  "SQLite's locking is not safe; set cache_dir= to a directory on local disk, or "
-                                  "cache=false")
+    assert str(refused.value) == (f"cache_dir: {tmp_path}/n\\xe4me\\xff/cache is on a network file system (nfs4), "
+                                  "where SQLite's locking is not safe; set cache_dir= to a directory on local disk, "
+                                  "or cache=false")
 
 
 def _latin1_locale(folder: Path) -> dict[str, str]:

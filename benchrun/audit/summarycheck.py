@@ -100,7 +100,7 @@ class RescoreBooks:
     def __init__(self, run: Run, manifest: Manifest, folder: Path, info: RescoreInfo):
         self.name, self.info, self.manifest = f"{RESCORES}/{folder.name}", info, info.graded(manifest)
         files = info.files if SUMMARY in info.files or not (folder / SUMMARY).is_file() else {  # before b364313: its
-            **info.files, SUMMARY: file_digest(folder / SUMMARY)}  # summary.json is read as it is, checked by its scores
+            **info.files, SUMMARY: file_digest(folder / SUMMARY)}  # summary.json read as it is, checked by its scores
         self.graded = Run(folder, run.info.model_copy(update={"files": files, "judge": info.judge or run.info.judge}))
         self.books, self.answered = Books(self.manifest, shard=run.info.shard), set[tuple[str, int]]()
         self.grades = JudgeGrades(self.manifest, None if info.judge is None else
@@ -110,7 +110,7 @@ class RescoreBooks:
         self.names = AnswerNames()
         """The names its own judge calls (rejudged) gave their model."""
         self.span = span(info.started_at, info.created_at)
-        """Seconds from its start to its end, in which it asked its own judge calls (None: a rescore giving no start)."""
+        """Seconds from its start to its end, in which it asked its own judge calls (None: a rescore giving none)."""
 
     def response(self, response: ResponseRecord) -> None:
         if self.books.responses < self.info.counts.responses:  # what rescore.json says, which anyone may write: 10**30

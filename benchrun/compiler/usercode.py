@@ -182,9 +182,10 @@ def _own_modules(benches: Iterable[Path]) -> Iterator[tuple[str, Path, Path]]:
     the program run (`__main__`: a script in the benchmark calling the API, `python -` whose file is `<stdin>`)."""
     roots = {bench.resolve(): bench for bench in benches}
     named = tuple({str(p) + os.sep for root, bench in roots.items() for p in (root, bench.absolute())})
+    main = sys.modules.get("__main__")  # under that name, and `__mp_main__` once multiprocessing started a process
     for name, module in list(sys.modules.items()):  # resolved only beneath them: 1 ms, not 16
         where = getattr(module, "__file__", None)
-        if not where or name == "__main__" or _INTERNAL_NAME.match(name) or not os.path.abspath(where).startswith(named):
+        if not where or module is main or _INTERNAL_NAME.match(name) or not os.path.abspath(where).startswith(named):
             continue
         path = Path(where).resolve()
         if (root := own_root(path, roots)) is not None:
