@@ -24,11 +24,15 @@ Fixed:
    - Standard output left non-blocking (O_NONBLOCK, a Node.js or ssh session's): Python dropped what a slow reader's
      pipe could not take yet, without a word: `benchrun-audit export RUN | slow` gave 64 KiB of 416 KB, exit 0.
      Standard output and error are made blocking (`core.stdfds.open_standard_fds`).
+4. A rescore that failed after claiming its folder (a disk's error, a name too long, a signal) removed its numbered
+   folder but left an empty `rescores/` in the sealed run it had made it in. It is removed too, where the rescore made
+   it (`audit.rescore._claimed`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import json
 import os
@@ -40,15 +44,19 @@ from pathlib import Path
 
 import pytest
 
+from benchrun.archive.reader import load_run
+from benchrun.audit import rescore, rescore_run
 from benchrun.core import cpus, procfs
 from benchrun.core.errors import EXIT, ConfigError
 from benchrun.execute import cacheplace
 from benchrun.testing.inprocess import child_env
 from benchrun.testing.lab import Lab, wait_for
 from benchrun.testing.ollama_server import FakeOllama
+from tests.helpers.archives import synthetic_run
 from tests.helpers.auditcli import audit
 from tests.helpers.benchfiles import write_bench
 from tests.helpers.commands import make_run, run_benchrun, run_dir_of
+from tests.helpers.p28_archive import ONE
 
 NOT_UTF8 = os.fsdecode(b"n\xe4me\xff")
 """A name in Latin-1 bytes, as os.listdir gives it back (surrogate escapes)."""
@@ -237,3 +245,18 @@ def _writing_a_full_pipe(pid: int) -> bool:
     with contextlib.suppress(OSError):
         return Path(f"/proc/{pid}/wchan").read_text().endswith("pipe_write")
     return False
+
+
+def _disk_gone(*args, **kwargs):
+    raise OSError(errno.EIO, "Input/output error")
+
+
+def test_a_rescore_that_fails_leaves_no_rescores_folder_in_the_run(tmp_path, monkeypatch):
+    run_dir = synthetic_run(tmp_path / "r", [1, 0])
+    (tmp_path / "mine.py").write_text(ONE)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(rescore, "write_atomic", _disk_gone)
+    with pytest.raises(OSError):
+        rescore_run(load_run(run_dir), scorers_file="mine.py", only=True)
+    assert not (run_dir / "rescores").exists()
+    assert audit(tmp_path, "verify", str(run_dir)).stdout.splitlines()[-1] == "intact"

@@ -24,6 +24,7 @@ import itertools
 import json
 import os
 import shutil
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Annotated, Any, Callable, Iterable, Iterator, TypeVar
@@ -132,23 +133,35 @@ def rescore(run: Run, names: list[str] | None = None, scorers_file: PathLike | N
         if origin != "builtin":
             check_signature(name, fn, origin)
     old, old_tally = _old_scores(run, manifest)
-    with DirLock(run.path):
-        out = claim_dir(run.path / RESCORES)
-        try:
-            started = now()
-            grading = _Grading(_grader(asked or manifest, plan, loaded, out / RESCORE_LOG, timeout_s), old, out)
-            found = INTERRUPTS.run(lambda: _judged_scores(run, asked or manifest, grading, config))
-            info = RescoreInfo(rescore=out.name, run_id=run.id, manifest_id=run.info.manifest_id, created_at=now(),
-                               benchrun=environment()["benchrun"], selected=None if names is None else tuple(names),
-                               scorers=scorers_used(manifest, plan, loaded), counts=found.books.counts(),
-                               files=found.digests, judge=found.judge, unverified=tuple(unverified),
-                               modules=modules_used(run, manifest, loaded), started_at=started)
-            write_atomic(out / RESCORE_FILE, info.model_dump_json(indent=2).encode() + b"\n")
-        except BaseException:
-            shutil.rmtree(out, ignore_errors=True)
-            raise
+    with DirLock(run.path), _claimed(run.path / RESCORES) as out:
+        started = now()
+        grading = _Grading(_grader(asked or manifest, plan, loaded, out / RESCORE_LOG, timeout_s), old, out)
+        found = INTERRUPTS.run(lambda: _judged_scores(run, asked or manifest, grading, config))
+        info = RescoreInfo(rescore=out.name, run_id=run.id, manifest_id=run.info.manifest_id, created_at=now(),
+                           benchrun=environment()["benchrun"], selected=None if names is None else tuple(names),
+                           scorers=scorers_used(manifest, plan, loaded), counts=found.books.counts(),
+                           files=found.digests, judge=found.judge, unverified=tuple(unverified),
+                           modules=modules_used(run, manifest, loaded), started_at=started)
+        write_atomic(out / RESCORE_FILE, info.model_dump_json(indent=2).encode() + b"\n")
     return Rescore(dir=str(out), info=info, means=_means(old_tally, found.summary), changed=tuple(found.changed),
                    errors=tuple(found.errors))
+
+
+@contextmanager
+def _claimed(folder: Path) -> Iterator[Path]:
+    """A new rescore's folder in `folder` (`claim_dir`), removed if the block fails, and `folder` too where this made
+    it: a rescore that failed (a name too long, a signal) left an empty rescores/ in a sealed run."""
+    made, out = not folder.exists(), None
+    try:
+        out = claim_dir(folder)
+        yield out
+    except BaseException:
+        if out is not None:
+            shutil.rmtree(out, ignore_errors=True)
+        if made:
+            with suppress(OSError):
+                folder.rmdir()
+        raise
 
 
 def claim_dir(parent: Path) -> Path:
