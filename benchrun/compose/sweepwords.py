@@ -19,11 +19,12 @@ def refuse_nested_sweeps(argv: Sequence[str]) -> None:
     (`repeats=range(1,3),5`), a mapping's value (`runner.options={seed: range(1,3)}`), which Hydra's grammar reads
     and OmegaConf then meets as an object it cannot hold (`Unexpected type annotation: Set[str] full_key: tags
     object_type=RangeSweep`)."""
+    parser = OverridesParser.create()
     for arg in argv:
         if arg.startswith("-") or "=" not in arg:
             continue
         try:
-            value = OverridesParser.create().parse_override(arg)._value
+            value = parser.parse_override(arg)._value
         except HydraException:  # said in benchrun's words where Hydra parses it
             continue
         stack = list(value.list) if isinstance(value, ChoiceSweep) else [] if isinstance(value, (Sweep, Glob)) \
