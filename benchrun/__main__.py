@@ -30,8 +30,9 @@ from benchrun.core.errors import (
 )
 from benchrun.core.filemode import refuse_owner_masked
 from benchrun.core.home import home
+from benchrun.core.intdigits import pin_int_digits
 from benchrun.core.interrupts import INTERRUPTS
-from benchrun.core.loading import load_failure, missing_line, plain_error
+from benchrun.core.loading import load_failure, missing_line, plain_error, say_plainly
 from benchrun.core.stdfds import display_streams, encodable_streams, open_standard_fds, output_lost
 from benchrun.core.text import undecoded, unreadable_here
 
@@ -97,6 +98,7 @@ def _prepared() -> bool:
     begin_command()
     open_standard_fds()
     encodable_streams()
+    pin_int_digits()
     INTERRUPTS.install()
     display_streams()
     warnings.showwarning = _warning_line
@@ -344,8 +346,13 @@ def _warning_line(message: Warning | str, *_: object, **__: object) -> None:
 
 
 def _error(message: str) -> None:
-    from benchrun.console import output  # loaded only now: nothing but the standard library before the handler
-
+    """Say `message` as benchrun's error line; without benchrun.console where memory is too short to load it (a
+    `ulimit -v` of 50 MB: its MemoryError was a traceback in place of the line)."""
+    try:
+        from benchrun.console import output  # loaded only now: nothing but the standard library before the handler
+    except MemoryError:
+        say_plainly(message)
+        return
     output.error(message)
 
 

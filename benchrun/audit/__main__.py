@@ -21,6 +21,7 @@ except Exception as unloaded:  # rich missing, or hidden by a file of the workin
         raise
     plain_error(said)
 from benchrun.core.filemode import refuse_owner_masked
+from benchrun.core.intdigits import pin_int_digits
 from benchrun.core.interrupts import INTERRUPTS
 from benchrun.core.secrets import refuse_key_words
 from benchrun.core.stdfds import display_streams, encodable_streams, open_standard_fds, output_lost
@@ -127,6 +128,7 @@ def entry() -> None:
     at the end."""
     open_standard_fds()
     encodable_streams()
+    pin_int_digits()
     INTERRUPTS.install()
     display_streams()
     try:

@@ -51,10 +51,15 @@ def missing_line(err: ImportError) -> str:
 
 
 def plain_error(line: str) -> NoReturn:
-    """Say `line` as an error on one line and exit 2, printed without benchrun.console: rich, or benchrun's own code,
-    may be what could not be loaded."""
-    print(f"benchrun: error: {' '.join(line.split())}", file=sys.stderr)
+    """Say `line` as an error on one line (`say_plainly`) and exit 2."""
+    say_plainly(line)
     sys.exit(EXIT["usage"])
+
+
+def say_plainly(line: str) -> None:
+    """Say `line` as an error on one line, printed without benchrun.console: rich, or benchrun's own code, may be what
+    could not be loaded."""
+    print(f"benchrun: error: {' '.join(line.split())}", file=sys.stderr)
 
 
 def hidden(*files: str, named_in: str = "") -> str:

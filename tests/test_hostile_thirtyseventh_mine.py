@@ -1,0 +1,69 @@
+"""The thirty-seventh hostile pass, the lead's side: the interpreter's settings a machine gives, and its limits.
+
+Fixed:
+1. A machine's $PYTHONINTMAXSTRDIGITS (Python's limit on the digits of an integer read from text) decided whether
+   an answer was a valid format: `{"answer": 111…}` of 700 digits was valid on a machine of Python's default limit
+   and an invalid format under PYTHONINTMAXSTRDIGITS=640; the scorer process and a sweep's workers inherited the
+   limit too. benchrun and benchrun-audit set it to Python's own default, for themselves and every process they
+   start (`core.intdigits`).
+2. Under a memory limit just short of what benchrun's console needs (`ulimit -v 50000`), the error line itself was
+   lost: loading benchrun.console to print it raised MemoryError, a traceback. The line is then printed plainly.
+"""
+
+from __future__ import annotations
+
+import importlib.abc
+import json
+import sys
+
+from benchrun import __main__ as benchrun_main
+from benchrun.core.errors import EXIT
+from benchrun.testing.ollama_server import FakeOllama
+from tests.helpers.benchfiles import write_bench
+from tests.helpers.commands import bench_run, run_dir_of
+
+BIG = '{"answer": ' + "1" * 700 + "}"
+"""An answer of an integer of 700 digits, as text: more than PYTHONINTMAXSTRDIGITS=640, less than Python's default."""
+
+
+def _int_answer(req) -> str:
+    return BIG if req.prompt == "say 1" else '{"answer": 2}'
+
+
+def test_a_machines_digit_limit_does_not_decide_an_answers_format(tmp_path):
+    bench = write_bench(tmp_path, {
+        "tasks.yml": "- name: p\n  template: 'say {a}'\n  values: {a: [1, 2]}\n  reference: ['1', '2']\n"
+                     "  format: IntAnswer\n  scorer: [calculated]\n",
+        "custom_scorer.py": "import json\ndef calculated(response, values):\n"
+                            "    return int(json.loads(response)['answer'] % 10 == 1)\n",
+        "custom_response.py": "from pydantic import BaseModel\nclass IntAnswer(BaseModel):\n    answer: int\n"})
+    sys.set_int_max_str_digits(640)  # as the interpreter set it from the machine's $PYTHONINTMAXSTRDIGITS
+    try:
+        with FakeOllama(responder=_int_answer) as server:
+            result = bench_run(tmp_path, server.url, f"task.path={bench}", "cache=false")
+    finally:
+        sys.set_int_max_str_digits(sys.int_info.default_max_str_digits)
+    assert result.returncode == EXIT["ok"], result.stderr
+    assert result.stdout.splitlines()[-2] == ("completed: 2/2 samples, 0 request errors, 0 scorer errors, "
+                                              "0 invalid formats")
+    scores = [json.loads(line) for line in (run_dir_of(result.stdout) / "scores.jsonl").read_text().splitlines()]
+    assert [(s["id"], s["scorer"], s["metrics"]) for s in scores] == [
+        ("p:a=1", "format_valid", {"format_valid": 1}), ("p:a=1", "calculated", {"calculated": 1}),
+        ("p:a=2", "format_valid", {"format_valid": 1}), ("p:a=2", "calculated", {"calculated": 0})]
+
+
+class _NoMemory(importlib.abc.MetaPathFinder):
+    """Finds benchrun.console as a memory limit does: it cannot be loaded."""
+
+    def find_spec(self, name, path, target=None):
+        if name.startswith("benchrun.console"):
+            raise MemoryError
+        return None
+
+
+def test_the_error_line_is_said_where_memory_is_too_short_for_the_console(monkeypatch, capsys):
+    for name in [name for name in sys.modules if name.startswith("benchrun.console")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setattr(sys, "meta_path", [_NoMemory(), *sys.meta_path])
+    benchrun_main._error("out of   memory")
+    assert capsys.readouterr().err == "benchrun: error: out of memory\n"
