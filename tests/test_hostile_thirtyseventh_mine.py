@@ -8,6 +8,9 @@ Fixed:
    start (`core.intdigits`).
 2. Under a memory limit just short of what benchrun's console needs (`ulimit -v 50000`), the error line itself was
    lost: loading benchrun.console to print it raised MemoryError, a traceback. The line is then printed plainly.
+3. A custom scorer whose value follows `hash()` or a set's order scored otherwise in every rescore of the run (Python
+   draws a new hash seed for each process): `rescore` said `p:a=1 h: 189 -> 435`, values changed with nothing
+   changed. The benchmark's code runs with one hash seed (`core.codeenv.HASH_SEED`), in the run and every rescore.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import sys
 from benchrun import __main__ as benchrun_main
 from benchrun.core.errors import EXIT
 from benchrun.testing.ollama_server import FakeOllama
+from tests.helpers.auditcli import audit
 from tests.helpers.benchfiles import write_bench
 from tests.helpers.commands import bench_run, run_dir_of
 
@@ -67,3 +71,14 @@ def test_the_error_line_is_said_where_memory_is_too_short_for_the_console(monkey
     monkeypatch.setattr(sys, "meta_path", [_NoMemory(), *sys.meta_path])
     benchrun_main._error("out of   memory")
     assert capsys.readouterr().err == "benchrun: error: out of memory\n"
+
+
+def test_a_scorer_that_follows_hash_scores_alike_in_the_run_and_its_rescore(tmp_path):
+    bench = write_bench(tmp_path, {
+        "tasks.yml": "- name: p\n  template: 'say {a}'\n  values: {a: [1]}\n  scorer: [h]\n",
+        "custom_scorer.py": "def h(response, values):\n    return hash('alpha') % 1000\n"})
+    with FakeOllama(responder=lambda req: '{"answer": 1}') as server:
+        result = bench_run(tmp_path, server.url, f"task.path={bench}", "cache=false")
+    rescored = audit(tmp_path, "rescore", str(run_dir_of(result.stdout)))
+    assert rescored.returncode == EXIT["ok"], rescored.stderr
+    assert rescored.stdout.splitlines()[-3:-1] == ["0 sample values changed", "0 scorer errors"]
