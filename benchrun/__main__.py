@@ -33,6 +33,7 @@ from benchrun.core.home import home
 from benchrun.core.intdigits import pin_int_digits
 from benchrun.core.interrupts import INTERRUPTS
 from benchrun.core.loading import load_failure, missing_line, plain_error, say_plainly
+from benchrun.core.stacklimit import raise_stack_limit
 from benchrun.core.stdfds import display_streams, encodable_streams, open_standard_fds, output_lost
 from benchrun.core.text import undecoded, unreadable_here
 
@@ -119,6 +120,7 @@ def _launched() -> None:
 
     _working_directory()
     refuse_owner_masked("benchrun")
+    raise_stack_limit("benchrun")
     _flag_errors_in_one_line()
     refuse_bad_overrides(sys.argv[1:])  # first: it refuses a word holding a key without printing it
     refuse_replaced_config(sys.argv[1:])

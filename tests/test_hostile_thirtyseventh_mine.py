@@ -11,16 +11,23 @@ Fixed:
 3. A custom scorer whose value follows `hash()` or a set's order scored otherwise in every rescore of the run (Python
    draws a new hash seed for each process): `rescore` said `p:a=1 h: 189 -> 435`, values changed with nothing
    changed. The benchmark's code runs with one hash seed (`core.codeenv.HASH_SEED`), in the run and every rescore.
+4. Under a small stack limit that Python starts under (`ulimit -Ss 128`), a tasks.yml nested 900 deep ended the run
+   with a segmentation fault (exit 139, no line, the run left `running`) where the usual 8 MiB stack refuses it in
+   one line. The soft limit is raised to 8 MiB where the hard limit allows, and a hard limit below 1 MiB is refused
+   before anything is made (`core.stacklimit`).
 """
 
 from __future__ import annotations
 
 import importlib.abc
 import json
+import resource
+import subprocess
 import sys
 
 from benchrun import __main__ as benchrun_main
 from benchrun.core.errors import EXIT
+from benchrun.testing.inprocess import child_env
 from benchrun.testing.ollama_server import FakeOllama
 from tests.helpers.auditcli import audit
 from tests.helpers.benchfiles import write_bench
@@ -82,3 +89,34 @@ def test_a_scorer_that_follows_hash_scores_alike_in_the_run_and_its_rescore(tmp_
     rescored = audit(tmp_path, "rescore", str(run_dir_of(result.stdout)))
     assert rescored.returncode == EXIT["ok"], rescored.stderr
     assert rescored.stdout.splitlines()[-3:-1] == ["0 sample values changed", "0 scorer errors"]
+
+
+def _deep_bench(tmp_path):
+    depth = 900
+    return write_bench(tmp_path, {"tasks.yml": "- name: t\n  template: 'say {a}'\n  values: {a: [1]}\n  extra: "
+                                               + "[" * depth + "]" * depth + "\n"})
+
+
+def _under_stack(tmp_path, soft: int, hard: int, *args: str) -> subprocess.CompletedProcess:
+    """A real `python -m benchrun ARGS` whose stack limit is (soft, hard) from its start."""
+    def limited() -> None:
+        resource.setrlimit(resource.RLIMIT_STACK, (soft, hard))
+    return subprocess.run([sys.executable, "-m", "benchrun", *args], cwd=tmp_path, env=child_env(None),
+                          capture_output=True, text=True, timeout=120, preexec_fn=limited)
+
+
+def test_a_deep_file_under_a_small_soft_stack_limit_is_refused_in_one_line(tmp_path):
+    bench = _deep_bench(tmp_path)
+    result = _under_stack(tmp_path, 128 * 1024, resource.RLIM_INFINITY, f"task.path={bench}", "dry_run=true")
+    assert (result.returncode, result.stderr) == (EXIT["usage"], (
+        "benchrun: error: in 'tasks.yml': lists and mappings nested more than 32 deep (at [0].extra[0][0]…); a "
+        "benchmark file needs 5 at most\n"))
+
+
+def test_a_hard_stack_limit_too_small_to_refuse_a_deep_file_is_refused_first(tmp_path):
+    bench = _deep_bench(tmp_path)
+    result = _under_stack(tmp_path, 256 * 1024, 256 * 1024, f"task.path={bench}", "dry_run=true")
+    assert (result.returncode, result.stderr) == (EXIT["archive"], (
+        "benchrun: error: the stack limit is 256 KiB (ulimit -s), which benchrun cannot raise (its hard limit): a "
+        "file nested deep could end it without a word before Python says so; give it 1024 KiB at least: "
+        "ulimit -s 8192\n"))

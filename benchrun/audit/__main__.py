@@ -24,6 +24,7 @@ from benchrun.core.filemode import refuse_owner_masked
 from benchrun.core.intdigits import pin_int_digits
 from benchrun.core.interrupts import INTERRUPTS
 from benchrun.core.secrets import refuse_key_words
+from benchrun.core.stacklimit import raise_stack_limit
 from benchrun.core.stdfds import display_streams, encodable_streams, open_standard_fds, output_lost
 
 COMMANDS = {
@@ -92,6 +93,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     verbose = "--verbose" in argv or os.environ.get("HYDRA_FULL_ERROR") == "1"
     try:
         refuse_key_words(argv)
+        raise_stack_limit("benchrun-audit")
         parser, module = parser_for(command)  # in here: an interrupt while the command's code loads is one line too
         _Parser.given = argv
         args = parser.parse_args(argv)
