@@ -15,6 +15,10 @@ Fixed:
    with a segmentation fault (exit 139, no line, the run left `running`) where the usual 8 MiB stack refuses it in
    one line. The soft limit is raised to 8 MiB where the hard limit allows, and a hard limit below 1 MiB is refused
    before anything is made (`core.stacklimit`).
+5. Under a switch that makes Python itself write to standard error (PYTHONVERBOSE=1, PYTHONPROFILEIMPORTTIME=1,
+   PYTHONMALLOCSTATS=1), benchrun.log said the interpreter's hundreds of lines (`import _frozen_importlib # frozen`)
+   were what `custom_scorer.py printed while it was imported`. The benchmark's code runs without those switches
+   (`core.codeenv.INTERPRETER_TALK`).
 """
 
 from __future__ import annotations
@@ -25,13 +29,15 @@ import resource
 import subprocess
 import sys
 
+import pytest
+
 from benchrun import __main__ as benchrun_main
 from benchrun.core.errors import EXIT
 from benchrun.testing.inprocess import child_env
 from benchrun.testing.ollama_server import FakeOllama
 from tests.helpers.auditcli import audit
 from tests.helpers.benchfiles import write_bench
-from tests.helpers.commands import bench_run, run_dir_of
+from tests.helpers.commands import bench_run, call_benchrun, run_dir_of
 
 BIG = '{"answer": ' + "1" * 700 + "}"
 """An answer of an integer of 700 digits, as text: more than PYTHONINTMAXSTRDIGITS=640, less than Python's default."""
@@ -120,3 +126,17 @@ def test_a_hard_stack_limit_too_small_to_refuse_a_deep_file_is_refused_first(tmp
         "benchrun: error: the stack limit is 256 KiB (ulimit -s), which benchrun cannot raise (its hard limit): a "
         "file nested deep could end it without a word before Python says so; give it 1024 KiB at least: "
         "ulimit -s 8192\n"))
+
+
+@pytest.mark.parametrize("switch", ["PYTHONVERBOSE", "PYTHONPROFILEIMPORTTIME", "PYTHONMALLOCSTATS"])
+def test_what_the_interpreter_says_is_not_logged_as_what_the_benchmarks_file_printed(tmp_path, switch):
+    bench = write_bench(tmp_path, {
+        "tasks.yml": "- name: p\n  template: 'say {a}'\n  values: {a: [1]}\n  scorer: [h]\n",
+        "custom_scorer.py": "print('loaded')\ndef h(response, values):\n    return 1\n"})
+    with FakeOllama(responder=lambda req: '{"answer": 1}') as server:
+        result = call_benchrun(f"task.path={bench}", f"runner.host={server.url}", f"outputs={tmp_path / 'out'}",
+                               "cache=false", cwd=tmp_path, env={switch: "1"})
+    assert result.returncode == EXIT["ok"], result.stderr
+    logged = (run_dir_of(result.stdout) / "benchrun.log").read_text().splitlines()
+    assert [line.split("[INFO] - ")[-1] for line in logged] == ["custom_scorer.py printed while it was imported:",
+                                                                "loaded"]
