@@ -19,15 +19,23 @@ Fixed:
    PYTHONMALLOCSTATS=1), benchrun.log said the interpreter's hundreds of lines (`import _frozen_importlib # frozen`)
    were what `custom_scorer.py printed while it was imported`. The benchmark's code runs without those switches
    (`core.codeenv.INTERPRETER_TALK`).
+6. run.json named the embedded engine by llama_cpp's version alone, while $LLAMA_CPP_LIB_PATH (or LD_LIBRARY_PATH,
+   LD_PRELOAD) loads another build of llama.cpp under it: a run answered by a library of other bytes was recorded as
+   one answered by the installed one. The model's identity lists the llama.cpp and ggml libraries the engine
+   process loaded, by path, with their sha256 (`execute.runners.enginefiles`).
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib.abc
+import importlib.util
 import json
 import resource
+import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -140,3 +148,19 @@ def test_what_the_interpreter_says_is_not_logged_as_what_the_benchmarks_file_pri
     logged = (run_dir_of(result.stdout) / "benchrun.log").read_text().splitlines()
     assert [line.split("[INFO] - ")[-1] for line in logged] == ["custom_scorer.py printed while it was imported:",
                                                                 "loaded"]
+
+
+def test_the_engine_library_llama_cpp_lib_path_chose_is_named_with_its_digest(tmp_path):
+    installed = Path(importlib.util.find_spec("llama_cpp").submodule_search_locations[0]) / "lib"
+    other = tmp_path / "lib"
+    shutil.copytree(installed, other, symlinks=True)
+    with (other / "libllama.so").open("ab") as library:
+        library.write(b"another build")
+    listed = subprocess.run(
+        [sys.executable, "-c", "import json, llama_cpp\nfrom benchrun.execute.runners.enginefiles import engine_files\n"
+                               "print(json.dumps(engine_files()))"],
+        env=child_env({"LLAMA_CPP_LIB_PATH": str(other)}), capture_output=True, text=True, timeout=60, check=True)
+    files = json.loads(listed.stdout)
+    built = (other / "libllama.so").resolve()
+    assert files[str(built)] == hashlib.sha256(built.read_bytes()).hexdigest()
+    assert not [path for path in files if path.startswith(str(installed))]

@@ -104,6 +104,8 @@ def test_identity_is_the_gguf_file_and_llama_cpp_version(full_run):
     assert identity["sha256"] == hashlib.sha256(data).hexdigest() and identity["size"] == len(data)
     assert identity["file"] == DEFAULT_FILE and identity["path"] == str(MODEL)
     assert identity["llama_cpp_version"] == llama_cpp.__version__
+    library = llama_cpp.llama_cpp._lib._name
+    assert identity["libraries"][library] == hashlib.sha256(Path(library).read_bytes()).hexdigest()
     assert identity["n_ctx"] == 2048 and identity["n_threads"] == 1
     assert identity["metadata"]["general.architecture"] == "llama"
     assert "tokenizer.chat_template" in identity["metadata"]

@@ -28,6 +28,7 @@ from typing import IO, Any, Iterator
 
 from benchrun.core.cpus import usable_cores
 from benchrun.core.interrupts import die_with, ignore_terminal_signals
+from benchrun.execute.runners.enginefiles import engine_files
 from benchrun.execute.runners.llama_build import build_refusal, numpy_refusal
 from benchrun.execute.runners.local_grammar import Grammars
 from benchrun.execute.runners.localadvice import LocalAdvice
@@ -255,7 +256,7 @@ class Engine:
         return {"llama_cpp_version": self.llama_cpp.__version__, "n_ctx": self.llm.n_ctx(),
                 "n_threads": self.llm.n_threads, "metadata": dict(self.llm.metadata),
                 **template_clock(self.llm.metadata.get("tokenizer.chat_template", "")),
-                "system_info": self.llama_cpp.llama_print_system_info().decode().strip()}
+                "system_info": self.llama_cpp.llama_print_system_info().decode().strip(), "libraries": engine_files()}
 
     def answer(self, request: dict[str, Any]) -> dict[str, Any]:
         """One generation from a fresh context (no prefix reuse, so no answer depends on the ones before it)."""
