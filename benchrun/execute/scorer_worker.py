@@ -42,6 +42,7 @@ from benchrun.core.interrupts import handling_now, ignore_terminal_signals
 from benchrun.core.text import message_of, one_line
 from benchrun.execute import cenviron
 from benchrun.execute.proctree import reap_below
+from benchrun.execute.scorerleft import Left, Watch
 
 Scorer = Callable[[str, Any], Any]
 _READ, _WRITE = json.JSONDecoder().decode, json.JSONEncoder().encode
@@ -58,25 +59,43 @@ def main() -> None:
     reap_below(int(sys.argv[1]))
     calls, replies = _take_stdin(), _take_stdout()
     ignore_terminal_signals()
+    watch = Watch()
     try:
         scorers = load(_READ(calls.readline()))
     except BenchrunError as err:
         _send(replies, {"error": str(err)})
         return
     _send(replies, {"ready": True})
-    found, pid = _Found(), os.getpid()
+    found, left, pid = _Found(), Left(watch), os.getpid()
     for line in calls:
         seq, name, response, reference = _READ(line)
+        watch.calling = True
         with warnings.catch_warnings():  # the warnings filters as found (`simplefilter('error')` reached the next)
             result = call(name, scorers[name], response, reference)
+        watch.calling = False
         if os.getpid() != pid:  # a copy the scorer forked (os.fork), back from its call: it ends without a word
             os._exit(0)
         found.put_back()
+        why = left.why()
         try:
-            _send(replies, [seq, *result])
+            _send(replies, [seq, *result, *([why] if why else [])])
         except OSError as err:  # the scorer closed or took the pipe: its call is the one this process ends in
             sys.exit(f"scorer '{name}' closed the scorer process's reply pipe ({os_problem(err)}): the process "
                      "ends, and the run starts another")
+        if why:
+            _end(name, why)
+
+
+def _end(name: str, why: str) -> None:
+    """End the process after a call that left it changed past putting back (`scorerleft`), saying so in the log: its
+    reply says so too, and the run starts another process for the calls behind it."""
+    with contextlib.suppress(OSError, ValueError):
+        sys.stdout.flush()
+        sys.stderr.flush()
+    with contextlib.suppress(OSError):
+        os.write(2, f"benchrun: scorer '{name}' {why}: the scorer process ends after its call, and the run starts "
+                    f"another\n".encode())
+    os._exit(0)
 
 
 class _Found:

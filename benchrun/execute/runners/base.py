@@ -372,6 +372,10 @@ class Runner(Protocol):
         """`identity` (`identify`'s) with what a server said of the model as loaded once it answered (Ollama's
         context_length); as it is where nothing more is known."""
 
+    async def seen_whole(self, answered: Completion) -> Completion:
+        """`answered` (fresh, or from the response cache), or Refused (`ContextFull`) where what the server said of it
+        shows the model did not see the chat whole (`contextfull.outgrew`)."""
+
     def request_settings(self) -> dict[str, Any]:
         """Everything each request sends besides the messages and the format (model, options, ...): part of the
         response cache's key. Called after `identify`."""

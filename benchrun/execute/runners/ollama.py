@@ -16,7 +16,6 @@ from benchrun.core.secrets import SECRETS
 from benchrun.core.serverurls import http_url
 from benchrun.core.settings import OLLAMA_KEY_ENV, OllamaConfig
 from benchrun.core.text import NotJSON, names_listed, one_line, writable_data
-from benchrun.core.yamlfile import MAX_INT
 from benchrun.execute.boundary import TooLarge, described
 from benchrun.execute.runners.base import (
     BrokenAnswer,
@@ -36,6 +35,7 @@ from benchrun.execute.runners.base import (
     unproxied,
     with_seed,
 )
+from benchrun.execute.runners.contextfull import outgrew, stated
 from benchrun.execute.runners.errorbody import status_said
 from benchrun.execute.runners.http import client_options
 from benchrun.execute.runners.localadvice import LocalAdvice
@@ -244,28 +244,27 @@ class OllamaRunner:
         if (reason := response.done_reason) in UNASKED:
             raise BrokenAnswer(f"the answer says the server only {UNASKED[reason]} the model (done_reason: {reason}), "
                                "as Ollama answers a chat of no messages: no answer to this one, not taken as one")
-        await self._seen_whole(response.prompt_eval_count, response.eval_count)
-        return Completion.model_construct(  # from the client's validated ChatResponse: no second validation
+        return await self.seen_whole(Completion.model_construct(  # from the client's validated ChatResponse: no second validation
             text=response.message.content or "", done_reason=response.done_reason,
             extra={**_thought(response.message, aside), **_served(response.model, self.model)},
             prompt_tokens=response.prompt_eval_count, completion_tokens=response.eval_count,
             durations_ns={name.removesuffix("_duration"): getattr(response, name)
                           for name in DURATIONS if getattr(response, name) is not None},
-        )
+        ))
 
-    async def _seen_whole(self, chat: Any, answer: Any) -> None:
-        """Refused (ContextFull, as the embedded engine's) where the counts Ollama gives say the chat and its answer
-        did not fit in the model's context (`_context`): Ollama cuts such a chat (or drops its start to go on
-        answering) and says nothing, so the model did not see it whole. Counts no server measured (negative, past
+    async def seen_whole(self, answered: Completion) -> Completion:
+        """`answered`, or Refused (ContextFull, as the embedded engine's) where the counts Ollama gave say the chat and
+        its answer did not fit in the model's context (`_context`): Ollama cuts such a chat (or drops its start to go
+        on answering) and says nothing, so the model did not see it whole. Counts no server measured (negative, past
         JSON's integers) say nothing (`boundary._counted` does not report them)."""
-        context, answer = await self._context(), answer if isinstance(answer, int) else 0
-        if not (context and isinstance(chat, int) and 0 <= min(chat, answer) <= max(chat, answer) <= MAX_INT):
-            return
-        if chat >= context or chat + answer > context:
+        chat, answer = answered.prompt_tokens, answered.completion_tokens or 0
+        context = await self._context()
+        if outgrew(chat, answer, context):
             advice = LocalAdvice(self.config.key("model"), self.config.key("options.num_ctx"), self.config.asked_again)
             raise Refused(f"ContextFull: the chat and its answer are {chat} + {answer} tokens as Ollama counted them, "
                           f"and the model's context holds {context} ({self._context_said(advice)}): Ollama cut the "
                           f"chat to fit, so the model did not see it whole; {advice.larger_context()}")
+        return answered
 
     async def _context(self) -> int | None:
         """The context the model answers in: runner.options.num_ctx where given, else the length the server says it
@@ -302,8 +301,7 @@ class OllamaRunner:
             return None
         lengths = {entry.context_length for entry in loaded
                    if same_model_name(str(entry.model or entry.name), self.model)}
-        length = lengths.pop() if len(lengths) == 1 else None
-        return length if length is not None and 0 < length <= MAX_INT else None
+        return stated(lengths.pop()) if len(lengths) == 1 else None
 
     async def loaded(self, identity: dict[str, Any]) -> dict[str, Any]:
         """`identity` with the context length the server loaded the model with (`context_length`), once it answered

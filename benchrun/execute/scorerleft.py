@@ -1,0 +1,81 @@
+"""What a scorer's call can leave in the scorer process that the process cannot put back as the first call found it
+(`scorer_worker._Found` puts back the rest): a priority it lowered (`os.nice(19)`: every later call slowed, past
+scorer_timeout_s), a thread left running (it runs on in the later calls), a library holding state for every caller
+first imported in the call (numpy's generator seeded there: no state "as first found" to put back), an audit hook or
+a fork handler (`sys.addaudithook`, `os.register_at_fork`: none can be listed or removed). The process ends after
+such a call, its reply sent, and the run starts another for the next sample. The two that cannot be listed are seen
+by wrapping their entry points before the benchmark's modules are imported (`Watch`): what the scorers' modules do as
+they are imported is as the first call found it, in every process alike."""
+
+from __future__ import annotations
+
+import os
+import posix
+import sys
+import threading
+from typing import Any, Callable
+
+HOLDING = ("numpy",)
+"""Libraries holding state for every caller that `scorer_worker._held_by_libraries` puts back where they were
+imported before the first call."""
+TASKS = "/proc/self/task"
+
+
+class Watch:
+    """The entry points of what cannot be listed, wrapped: a call to one during a call (`calling`) is noted."""
+
+    def __init__(self) -> None:
+        self.calling = False
+        self.noted: list[str] = []
+        sys.addaudithook = self._wrapped(sys.addaudithook, "added an audit hook (sys.addaudithook)")
+        fork_handler = self._wrapped(posix.register_at_fork, "registered a fork handler (os.register_at_fork)")
+        os.register_at_fork = posix.register_at_fork = fork_handler
+
+    def _wrapped(self, entry: Callable[..., Any], what: str) -> Callable[..., Any]:
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            if self.calling:
+                self.noted.append(what)
+            return entry(*args, **kwargs)
+        wrapper.__doc__, wrapper.__name__ = entry.__doc__, entry.__name__
+        return wrapper
+
+
+class Left:
+    """The process as the first call found it, in what cannot be put back; `why` says what a call changed of it."""
+
+    def __init__(self, watch: Watch) -> None:
+        self.watch = watch
+        self.priority, self.threads, self.tasks = _priority(), _threads(), _tasks()
+        self.holding = {name for name in HOLDING if name in sys.modules}
+
+    def why(self) -> str | None:
+        """What the last call left that cannot be put back, in words; None where it left nothing of it."""
+        said = list(dict.fromkeys(self.watch.noted))
+        self.watch.noted.clear()
+        if (priority := _priority()) != self.priority:
+            said.append(f"set the process's priority to {priority} (it was {self.priority})")
+        if _threads() - self.threads or _tasks() > self.tasks:
+            said.append("left a thread running")
+        said += [f"first imported {name}, which holds state for every caller" for name in HOLDING
+                 if name not in self.holding and name in sys.modules]
+        return "; ".join(said) or None
+
+
+def _priority() -> int | None:
+    try:
+        return os.getpriority(os.PRIO_PROCESS, 0)
+    except OSError:
+        return None
+
+
+def _threads() -> set[int]:
+    """The Python threads alive: those threading knows, and those only the interpreter does (`_thread`'s)."""
+    return {thread.ident or 0 for thread in threading.enumerate()} | set(sys._current_frames())
+
+
+def _tasks() -> int:
+    """How many threads the system says the process has (a library's own, started outside Python, too)."""
+    try:
+        return len(os.listdir(TASKS))
+    except OSError:
+        return 0

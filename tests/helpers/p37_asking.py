@@ -1,0 +1,94 @@
+"""Helpers for the thirty-seventh hostile pass of the asking side."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+from benchrun.core.errors import EXIT
+from benchrun.core.records import Completion
+from benchrun.execute.cache import Entry, RunCache, Store
+from benchrun.execute.cachehit import whole_hit
+from benchrun.execute.runners.registry import make_runner
+from benchrun.testing.chat import Reply
+from benchrun.testing.http_fake import Response
+from benchrun.testing.lab import Lab
+from benchrun.testing.openai_server import FakeOpenAI
+from tests.helpers.commands import call_benchrun
+from tests.helpers.p24_execute import asked
+from tests.helpers.wire import records
+
+
+def hits_after_check(tmp_path: Path, counts: list[int]) -> list[tuple[bool, bool]]:
+    """For each of `counts`, whether a cached answer to a chat Ollama counted as that many tokens (and 1 of answer) is
+    served to a run of num_ctx 300, and whether its entry is still in the cache after."""
+    return asyncio.run(_hits_after_check(tmp_path, counts))
+
+
+async def _hits_after_check(tmp_path: Path, counts: list[int]) -> list[tuple[bool, bool]]:
+    runner = make_runner({"type": "ollama", "model": "llama3.2", "host": "http://127.0.0.1:9",
+                          "options": {"num_ctx": 300}})
+    found = []
+    try:
+        with Store(tmp_path / "cache") as store:
+            cache = RunCache(store, "ollama", {}, {}, "llama3.2", "r", 2**20, "b")
+            for count in counts:
+                answer = Completion(text="x", prompt_tokens=count, completion_tokens=1)
+                store.put("k", Entry(answer, "llama3.2", None, "a1b2c3d4e5f6", "2026-01-01T00:00:00Z"))
+                hit = await whole_hit(runner, cache, "k", cache.get_many(["k"]).get("k"))
+                found.append((hit is not None, store.get("k") is not None))
+    finally:
+        await runner.aclose()
+    return found
+
+
+def stating(tmp_path: Path, length: Any, chat: int) -> tuple[Any, Any, int, list[str]]:
+    """What a run recorded of a sample asked of a fake OpenAI-compatible server whose GET /models states the model's
+    context as `length` (vLLM's max_model_len), its answer's usage counting `chat` + 1 tokens ({url} for its URL)."""
+    listed = json.dumps({"object": "list", "data": [{"id": "m", "object": "model", "max_model_len": length}]})
+    reply = Reply(content='{"answer": 6}', prompt_eval_count=chat, eval_count=1)
+    with FakeOpenAI(models=["m"], responder=lambda request: reply) as fake:
+        answered = fake.dispatch
+        fake.dispatch = lambda request: (Response(200, listed.encode()) if request.path == "/v1/models"
+                                         else answered(request))
+        done = call_benchrun("runner=openai", f"runner.base_url={fake.url}", "runner.model=m", "cache=false",
+                             "task.only=[product]", f"outputs={tmp_path / 'outputs'}", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+    return json.loads(json.dumps(asked(done.stdout)).replace(fake.url, "{url}"))
+
+
+LEAVING = """import os
+import sys
+import threading
+import time
+
+CALLS = []
+CHANGES = [lambda: os.nice(1),
+           lambda: threading.Thread(target=time.sleep, args=(60,), daemon=True).start(),
+           lambda: sys.addaudithook(lambda event, args: None),
+           lambda: os.register_at_fork(before=lambda: None),
+           lambda: __import__("numpy").random.seed(7)]
+
+
+def s(response, values):
+    CALLS.append(values["a"])
+    if values["a"] < len(CHANGES):
+        CHANGES[values["a"]]()
+    return {"calls": len(CALLS)}
+"""
+"""A scorer that says how many calls its process made, the call of sample a=K (K < 5) leaving the process changed past
+putting back: its priority lowered, a thread running, an audit hook, a fork handler, numpy first imported (and
+seeded)."""
+
+
+def calls_seen(tmp_path: Path) -> list[int]:
+    """How many calls each sample's call of the `LEAVING` scorer found its process had made, of 7 samples scored in
+    their order (one asked at a time)."""
+    with Lab(tmp_path, n=7, latency_s=0, scorer=LEAVING) as lab:
+        result = lab.call(*lab.args("runner.concurrency=1"))
+    assert (result.returncode, result.stderr) == (EXIT["ok"], "")
+    found = sorted((s["id"], s["metrics"], s["error"]) for s in records(lab, "scores.jsonl") if s["scorer"] == "s")
+    assert [error for _, _, error in found] == [None] * 7
+    return [metrics["s.calls"] for _, metrics, _ in found]

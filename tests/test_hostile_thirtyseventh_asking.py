@@ -1,0 +1,42 @@
+"""The thirty-seventh hostile pass of issue 19, the asking side.
+
+1. an answer cached by a run of Ollama that did not know the chat was cut to fit the model's context (a benchrun before
+   ContextFull, or a model whose context /api/ps did not say) was served from the cache as a whole answer to the chat
+   and scored: a cache hit is checked by the rule a fresh answer meets (`Runner.seen_whole`, applied by
+   `execute.cachehit.whole_hit` for the samples and the judges' calls): one refused is a miss, its entry deleted and
+   the chat asked again
+2. an OpenAI-compatible server that cut a chat longer than the context it states (vLLM's GET /models `max_model_len`)
+   had its answer taken as the answer to the whole chat: its usage is checked against that context by Ollama's rule
+   (`runners.contextfull.outgrew`), the sample's error `Refused: ContextFull: ...`
+3. what a scorer's call left in the scorer process that it cannot put back reached every later call: a priority it
+   lowered (`os.nice`), a thread left running, an audit hook, a fork handler, numpy first imported in the call (and
+   seeded there: no state as first found). The process ends after such a call, its reply saying so, and the run starts
+   another for the calls behind it, none blamed (`execute.scorerleft`); the two that cannot be listed are seen by
+   wrapping `sys.addaudithook` and `os.register_at_fork` before the benchmark's modules are imported
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.helpers.p37_asking import calls_seen, hits_after_check, stating
+
+SERVED = ("ContextFull: the chat and its answer are {} + 1 tokens as the server counted them (usage), and the model's "
+          "context holds 2048 (max_model_len, as GET /models at {{url}} states it): the server cut the chat to fit, so "
+          "the model did not see it whole; serve the model with a longer context, or shorten the chat")
+
+
+def test_a_cached_answer_to_a_chat_cut_to_fit_the_context_is_a_miss_and_deleted(tmp_path):
+    assert hits_after_check(tmp_path, [300, 299, 299]) == [(False, False), (True, True), (True, True)]
+
+
+@pytest.mark.parametrize(("length", "chat", "error"), [
+    (2048, 2048, {"type": "Refused", "message": SERVED.format(2048)}), (2048, 2047, None), ("2048", 4096, None)])
+def test_an_openai_compatible_answer_past_the_context_its_server_states_is_refused(tmp_path, length, chat, error):
+    answered = '{"answer": 6}' if error is None else None
+    assert stating(tmp_path, length, chat)[:3] == [answered, error, 1]
+
+
+@pytest.mark.slow  # the scorer process is a real subprocess
+def test_a_scorer_call_leaving_what_cannot_be_put_back_ends_its_process_after_it(tmp_path):
+    assert calls_seen(tmp_path) == [1, 1, 1, 1, 1, 1, 2]
