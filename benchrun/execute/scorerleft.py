@@ -4,8 +4,9 @@ scorer_timeout_s), a thread left running (it runs on in the later calls), a libr
 first imported in the call (numpy's generator seeded there: no state "as first found" to put back), an audit hook or
 a fork handler (`sys.addaudithook`, `os.register_at_fork`: none can be listed or removed). The process ends after
 such a call, its reply sent, and the run starts another for the next sample. The two that cannot be listed are seen
-by wrapping their entry points before the benchmark's modules are imported (`Watch`): what the scorers' modules do as
-they are imported is as the first call found it, in every process alike."""
+by wrapping their entry points before the benchmark's modules are imported (`Watch`): what a module does as it is
+imported (the scorers' modules, a library imported first in a call) is as the first call found it, in every process
+alike."""
 
 from __future__ import annotations
 
@@ -33,11 +34,22 @@ class Watch:
 
     def _wrapped(self, entry: Callable[..., Any], what: str) -> Callable[..., Any]:
         def wrapper(*args: Any, **kwargs: Any) -> Any:
-            if self.calling:
+            if self.calling and not _importing():
                 self.noted.append(what)
             return entry(*args, **kwargs)
         wrapper.__doc__, wrapper.__name__ = entry.__doc__, entry.__name__
         return wrapper
+
+
+def _importing() -> bool:
+    """Whether a module is being imported: what its import registers (`concurrent.futures.thread`'s fork handler,
+    imported first in a call) every process that imports it registers alike, as the first call found it."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_filename.startswith("<frozen importlib._bootstrap"):
+            return True
+        frame = frame.f_back
+    return False
 
 
 class Left:
