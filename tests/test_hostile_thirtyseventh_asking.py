@@ -5,8 +5,9 @@
    and scored: a cache hit is checked by the rule a fresh answer meets (`Runner.seen_whole`, applied by
    `execute.cachehit.whole_hit` for the samples and the judges' calls): one refused is a miss, its entry deleted and
    the chat asked again
-2. an OpenAI-compatible server that cut a chat longer than the context it states (vLLM's GET /models `max_model_len`)
-   had its answer taken as the answer to the whole chat: its usage is checked against that context by Ollama's rule
+2. an OpenAI-compatible server that cut a chat longer than the context it states (vLLM's GET /models `max_model_len`;
+   llama.cpp's server, whose entry is owned by `llamacpp`, at GET /props: `default_generation_settings.n_ctx`) had its
+   answer taken as the answer to the whole chat: its usage is checked against that context by Ollama's rule
    (`runners.contextfull.outgrew`), the sample's error `Refused: ContextFull: ...`
 3. what a scorer's call left in the scorer process that it cannot put back reached every later call: a priority it
    lowered (`os.nice`), a thread left running, an audit hook, a fork handler, numpy first imported in the call (and
@@ -22,19 +23,26 @@ import pytest
 from tests.helpers.p37_asking import calls_seen, hits_after_check, stating
 
 SERVED = ("ContextFull: the chat and its answer are {} + 1 tokens as the server counted them (usage), and the model's "
-          "context holds 2048 (max_model_len, as GET /models at {{url}} states it): the server cut the chat to fit, so "
-          "the model did not see it whole; serve the model with a longer context, or shorten the chat")
+          "context holds 2048 ({}): the server cut the chat to fit, so the model did not see it whole; serve the model "
+          "with a longer context, or shorten the chat")
+VLLM = "max_model_len, as GET /models at {url} states it"
+LLAMA = "n_ctx, as GET /props of the server at {url} states it"
+PROPS = b'{"default_generation_settings": {"n_ctx": 2048}, "total_slots": 1}'
 
 
 def test_a_cached_answer_to_a_chat_cut_to_fit_the_context_is_a_miss_and_deleted(tmp_path):
     assert hits_after_check(tmp_path, [300, 299, 299]) == [(False, False), (True, True), (True, True)]
 
 
-@pytest.mark.parametrize(("length", "chat", "error"), [
-    (2048, 2048, {"type": "Refused", "message": SERVED.format(2048)}), (2048, 2047, None), ("2048", 4096, None)])
-def test_an_openai_compatible_answer_past_the_context_its_server_states_is_refused(tmp_path, length, chat, error):
+@pytest.mark.parametrize(("entry", "props", "chat", "error"), [
+    ({"max_model_len": 2048}, b"", 2048, {"type": "Refused", "message": SERVED.format(2048, VLLM)}),
+    ({"max_model_len": 2048}, b"", 2047, None), ({"max_model_len": "2048"}, b"", 4096, None),
+    ({"owned_by": "llamacpp"}, PROPS, 2048, {"type": "Refused", "message": SERVED.format(2048, LLAMA)}),
+    ({"owned_by": "llamacpp"}, b"", 4096, None), ({"owned_by": "vllm"}, PROPS, 4096, None)])
+def test_an_openai_compatible_answer_past_the_context_its_server_states_is_refused(tmp_path, entry, props, chat,
+                                                                                   error):
     answered = '{"answer": 6}' if error is None else None
-    assert stating(tmp_path, length, chat)[:3] == [answered, error, 1]
+    assert stating(tmp_path, entry, chat, props)[:3] == [answered, error, 1]
 
 
 @pytest.mark.slow  # the scorer process is a real subprocess

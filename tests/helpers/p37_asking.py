@@ -44,15 +44,16 @@ async def _hits_after_check(tmp_path: Path, counts: list[int]) -> list[tuple[boo
     return found
 
 
-def stating(tmp_path: Path, length: Any, chat: int) -> tuple[Any, Any, int, list[str]]:
-    """What a run recorded of a sample asked of a fake OpenAI-compatible server whose GET /models states the model's
-    context as `length` (vLLM's max_model_len), its answer's usage counting `chat` + 1 tokens ({url} for its URL)."""
-    listed = json.dumps({"object": "list", "data": [{"id": "m", "object": "model", "max_model_len": length}]})
+def stating(tmp_path: Path, entry: dict[str, Any], chat: int, props: bytes = b"") -> tuple[Any, Any, int, list[str]]:
+    """What a run recorded of a sample asked of a fake OpenAI-compatible server whose GET /models lists the model by
+    `entry` (its fields beside the id), its GET /props answering `props` (a 404 where empty), its answer's usage
+    counting `chat` + 1 tokens ({url} for its URL)."""
+    listed = json.dumps({"object": "list", "data": [{"id": "m", "object": "model", **entry}]}).encode()
     reply = Reply(content='{"answer": 6}', prompt_eval_count=chat, eval_count=1)
     with FakeOpenAI(models=["m"], responder=lambda request: reply) as fake:
         answered = fake.dispatch
-        fake.dispatch = lambda request: (Response(200, listed.encode()) if request.path == "/v1/models"
-                                         else answered(request))
+        said = {"/v1/models": Response(200, listed), "/props": Response(200, props) if props else Response(404, b"")}
+        fake.dispatch = lambda request: said.get(request.path) or answered(request)
         done = call_benchrun("runner=openai", f"runner.base_url={fake.url}", "runner.model=m", "cache=false",
                              "task.only=[product]", f"outputs={tmp_path / 'outputs'}", cwd=tmp_path)
     assert (done.returncode, done.stderr) == (EXIT["ok"], "")
