@@ -14,19 +14,26 @@
    seeded there: no state as first found). The process ends after such a call, its reply saying so, and the run starts
    another for the calls behind it, none blamed (`execute.scorerleft`); the two that cannot be listed are seen by
    wrapping `sys.addaudithook` and `os.register_at_fork` before the benchmark's modules are imported
+4. an Ollama server upgraded while a run asked it (another /api/version as the run ends than at its preflight) left
+   a run `completed` whose identity names one version for answers of two builds of its engine: failed as a model
+   pulled again mid-run is, its answers kept (`runners.ollama.OllamaRunner.digests_now`, `runners.base.ServerChanged`)
 """
 
 from __future__ import annotations
 
 import pytest
 
-from tests.helpers.p37_asking import calls_seen, hits_after_check, stating
+from benchrun.core.errors import EXIT
+from tests.helpers.p37_asking import calls_seen, hits_after_check, stating, upgraded
 
 SERVED = ("ContextFull: the chat and its answer are {} + 1 tokens as the server counted them (usage), and the model's "
           "context holds 2048 ({}): the server cut the chat to fit, so the model did not see it whole; serve the model "
           "with a longer context, or shorten the chat")
 VLLM = "max_model_len, as GET /models at {url} states it"
 LLAMA = "n_ctx, as GET /props of the server at {url} states it"
+UPGRADED = ("benchrun: error: Ollama at {url} changed version while it was asked: '0.12.6' when it began, '0.13.0' as it "
+            "ended (upgraded?); the answers may come from either build and cannot be told apart, and the run's identity "
+            "names the first: run it again\n")
 PROPS = b'{"default_generation_settings": {"n_ctx": 2048}, "total_slots": 1}'
 
 
@@ -48,3 +55,9 @@ def test_an_openai_compatible_answer_past_the_context_its_server_states_is_refus
 @pytest.mark.slow  # the scorer process is a real subprocess
 def test_a_scorer_call_leaving_what_cannot_be_put_back_ends_its_process_after_it(tmp_path):
     assert calls_seen(tmp_path) == [1, 1, 1, 1, 1, 1, 2]
+
+
+@pytest.mark.parametrize("servers", [1, 2])
+def test_an_ollama_server_upgraded_while_a_run_asks_fails_the_run_its_answers_kept(tmp_path, servers):
+    kept = ['{"answer": 11}', '{"answer": 25}', '{"answer": 6}']
+    assert upgraded(tmp_path, servers) == (EXIT["runner"], UPGRADED, "failed", kept)

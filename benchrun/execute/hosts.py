@@ -25,7 +25,7 @@ from benchrun.core.text import name_listed, one_line
 from benchrun.execute.asking import Asker, Outcome
 from benchrun.execute.boundary import TooLarge
 from benchrun.execute.failurekind import failure_kind
-from benchrun.execute.runners.base import Runner
+from benchrun.execute.runners.base import Runner, ServerChanged
 
 UNSPECIFIED = {"0.0.0.0": "127.0.0.1", "::": "::1"}
 """The unspecified addresses, each as the loopback address a connection to it reaches (on Linux and macOS)."""
@@ -75,9 +75,12 @@ class HostPool:
         return {**identities[0], "hosts": [{"host": url, **identity} for url, identity in pairs]}
 
     async def digests_now(self) -> dict[str, str | None]:
-        """What each server not lost serves the model by now; a server that cannot say is left out."""
+        """What each server not lost serves the model by now; a server that cannot say is left out, one that says it
+        changed (ServerChanged) raised."""
         found = await asyncio.gather(*(host.runner.digests_now() for host in self.hosts if not host.lost),
                                      return_exceptions=True)
+        if changed := next((each for each in found if isinstance(each, ServerChanged)), None):
+            raise changed
         return {url: digest for each in found if not isinstance(each, BaseException) for url, digest in each.items()}
 
     async def loaded(self, identity: dict[str, Any]) -> dict[str, Any]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,10 @@ from benchrun.execute.runners.registry import make_runner
 from benchrun.testing.chat import Reply
 from benchrun.testing.http_fake import Response
 from benchrun.testing.lab import Lab
+from benchrun.testing.ollama_server import FakeOllama
 from benchrun.testing.openai_server import FakeOpenAI
+from tests.helpers.answers import listbench_answer
+from tests.helpers.archives import read_jsonl
 from tests.helpers.commands import call_benchrun
 from tests.helpers.p24_execute import asked
 from tests.helpers.wire import records
@@ -94,3 +98,26 @@ def calls_seen(tmp_path: Path) -> list[int]:
     found = sorted((s["id"], s["metrics"], s["error"]) for s in records(lab, "scores.jsonl") if s["scorer"] == "s")
     assert [error for _, _, error in found] == [None] * 7
     return [metrics["s.calls"] for _, metrics, _ in found]
+
+
+def upgraded(tmp_path: Path, servers: int) -> tuple[int, str, str, list[str]]:
+    """(exit code, stderr, status run.json records, the texts of the answers it kept) of a run of the product task
+    asking a list of `servers` fake Ollamas, the first saying version 0.12.6 until it has answered a chat, 0.13.0 after
+    ({url} for its URL)."""
+    with contextlib.ExitStack() as stack:
+        fakes = [stack.enter_context(FakeOllama(models=["llama3.2"], responder=listbench_answer))
+                 for _ in range(servers)]
+        answered = fakes[0].dispatch
+
+        def dispatch(request: Any) -> Any:
+            if request.path == "/api/chat":
+                fakes[0].version = "0.13.0"
+            return answered(request)
+
+        fakes[0].dispatch = dispatch
+        done = call_benchrun(f"runner.host=[{','.join(fake.url for fake in fakes)}]", "cache=false",
+                             "task.only=[product]", f"outputs={tmp_path / 'outputs'}", cwd=tmp_path)
+    [run] = (tmp_path / "outputs").glob("*/*/run.json")
+    status = json.loads(run.read_text())["status"]
+    texts = sorted(record["text"] for record in read_jsonl(run.parent / "responses.jsonl"))
+    return done.returncode, done.stderr.replace(fakes[0].url, "{url}"), status, texts

@@ -49,6 +49,10 @@ class Refused(Exception):
     """A request the server refused in a way another try would not change (a 4xx, or a 5xx saying it is invalid)."""
 
 
+class ServerChanged(RunnerError):
+    """A server that says other things of itself as a run ends than as it began (Ollama's version: upgraded)."""
+
+
 class EngineDied(Exception):
     """The process that runs the model ended (a signal, an abort, the out-of-memory killer): no later request can be
     answered. The run stops as interrupted, as for a lost server; the message says how it ended."""

@@ -23,6 +23,7 @@ from benchrun.execute.runners.base import (
     Completion,
     Refused,
     Retryable,
+    ServerChanged,
     Unreachable,
     asked_again,
     json_kind,
@@ -66,6 +67,8 @@ class OllamaRunner:
         """The context length the server loaded the model with, asked once after its first answer (`_loaded_with`)."""
         self._loaded_by = 0.0
         """When the answers stop waiting for it (the loop's clock)."""
+        self._began: str | None = None
+        """The server's version as `identify` found it (none where it said none)."""
 
     def _http(self) -> dict[str, Any]:
         options = client_options(self.config)
@@ -79,7 +82,7 @@ class OllamaRunner:
         listed = await self._listed_model()
         shown = await self._call(lambda: self.client.show(listed.model))
         self._can_answer(listed.model, list(shown.capabilities or []))
-        version = await self._call(self._version)
+        version = self._began = await self._call(self._version)
         return described({
             "name": listed.model, "digest": listed.digest, "size": listed.size,
             "details": listed.details.model_dump(exclude_none=True) if listed.details else {},
@@ -111,8 +114,16 @@ class OllamaRunner:
         return otherwise
 
     async def digests_now(self) -> dict[str, str | None]:
-        """The digest as `identify` keeps it (writable), so that one the server writes oddly compares as itself."""
-        return writable_data({self.host: (await self._listed_model(DIGEST_CHECK)).digest})
+        """The digest as `identify` keeps it (writable), so that one the server writes oddly compares as itself;
+        ServerChanged where the server says another version than it did then (upgraded mid-run: the answers came
+        from two builds of its engine, and the run's identity names one)."""
+        digest = (await self._listed_model(DIGEST_CHECK)).digest
+        now = await self._call(self._version, asking=DIGEST_CHECK) if self._began else None
+        if now and now != self._began:
+            raise ServerChanged(f"Ollama at {self.host} changed version while it was asked: {self._began!r} when it "
+                                f"began, {now!r} as it ended (upgraded?); the answers may come from either build and "
+                                "cannot be told apart, and the run's identity names the first")
+        return writable_data({self.host: digest})
 
     async def _version(self) -> str | None:
         """The server's version, asked as the official client asks the rest (which has no call for it): with
