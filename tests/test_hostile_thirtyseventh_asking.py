@@ -17,6 +17,10 @@
 4. an Ollama server upgraded while a run asked it (another /api/version as the run ends than at its preflight) left
    a run `completed` whose identity names one version for answers of two builds of its engine: failed as a model
    pulled again mid-run is, its answers kept (`runners.ollama.OllamaRunner.digests_now`, `runners.base.ServerChanged`)
+5. a module a scorer replaced or removed in the module table (`sys.modules["json"] = stub`, `del
+   sys.modules["fractions"]`) stayed so for every later call: its `import json` took the stub, its `import fractions`
+   made a second fractions, whose Fraction is not the first's. The modules the first call found are put back where a call
+   replaced or removed them (`execute.scorer_worker._put_back_modules`)
 """
 
 from __future__ import annotations
@@ -24,7 +28,8 @@ from __future__ import annotations
 import pytest
 
 from benchrun.core.errors import EXIT
-from tests.helpers.p37_asking import calls_seen, hits_after_check, stating, upgraded
+from tests.helpers.p35_asking import scores_of
+from tests.helpers.p37_asking import REPLACING_MODULES, calls_seen, hits_after_check, stating, upgraded
 
 SERVED = ("ContextFull: the chat and its answer are {} + 1 tokens as the server counted them (usage), and the model's "
           "context holds 2048 ({}): the server cut the chat to fit, so the model did not see it whole; serve the model "
@@ -61,3 +66,9 @@ def test_a_scorer_call_leaving_what_cannot_be_put_back_ends_its_process_after_it
 def test_an_ollama_server_upgraded_while_a_run_asks_fails_the_run_its_answers_kept(tmp_path, servers):
     kept = ['{"answer": 11}', '{"answer": 25}', '{"answer": 6}']
     assert upgraded(tmp_path, servers) == (EXIT["runner"], UPGRADED, "failed", kept)
+
+
+@pytest.mark.slow  # the scorer process is a real subprocess
+def test_a_module_a_scorer_replaced_or_removed_in_the_module_table_is_put_back_for_the_next_call(tmp_path):
+    assert scores_of(tmp_path, REPLACING_MODULES, n=2) == [(f"times7:a={a}", {"s.stub": 0, "s.fractions": 1}, None)
+                                                           for a in range(2)]

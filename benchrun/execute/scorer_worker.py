@@ -110,8 +110,9 @@ class _Found:
     force though $TZ was put back; so did what its libraries hold for every caller (`_held_by_libraries`: a random
     generator's state, numpy's floating-point error handling); so did any variable set past os.environ
     (`os.putenv`, ctypes' `setenv` or `unsetenv`), which the later calls' subprocesses inherited (`cenviron`); so
-    did the interpreter's settings of runstate.SETTINGS it changed, and a standard descriptor it replaced
-    (`os.dup2(devnull, 2)` to quiet a library, left so: nothing a later call printed reached the log)."""
+    did the interpreter's settings of runstate.SETTINGS it changed, a standard descriptor it replaced
+    (`os.dup2(devnull, 2)` to quiet a library, left so: nothing a later call printed reached the log), and a module
+    it replaced or removed in the module table (`_put_back_modules`)."""
 
     def __init__(self) -> None:
         self.cwd, self.environ, self.signals = os.getcwd(), dict(os.environ), handling_now()
@@ -122,12 +123,14 @@ class _Found:
         self.limits, self.settings = limits_now(), settings_now()
         self.standard, self.zone = {fd: (_kept(fd), _file_of(fd)) for fd in STANDARD}, _zone()
         self.held = _held_by_libraries()
+        self.modules = dict(sys.modules)
 
     def put_back(self) -> None:
         """Builtins, decimal context, signal handling (no timer set), limits, umask, SETTINGS, what libraries hold,
         standard descriptors, environment (the time zone it says) and working directory as found; a limit whose hard
         bound the scorer lowered is put back as far as the process may raise it again."""
         put_back_names(vars(builtins), self.builtins)
+        _put_back_modules(self.modules)
         decimal.setcontext(self.decimal.copy())
         self.signals()
         put_back_limits(self.limits)
@@ -147,6 +150,16 @@ class _Found:
             time.tzset()
         with contextlib.suppress(OSError):  # a directory the scorer removed: the calls after go on where they are
             os.chdir(self.cwd)
+
+
+def _put_back_modules(found: dict[str, Any]) -> None:
+    """The modules the first call found in the module table, each put back where a call replaced or removed it
+    (`sys.modules["json"] = stub`: a later call's `import json` took the stub; `del sys.modules["fractions"]`: it
+    imported a second fractions, whose Fraction is not the first's); modules imported since are kept."""
+    modules = sys.modules
+    for name, module in found.items():
+        if modules.get(name) is not module:
+            modules[name] = module
 
 
 def _held_by_libraries() -> list[tuple[Callable[[Any], Any], Any]]:

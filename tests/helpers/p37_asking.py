@@ -121,3 +121,23 @@ def upgraded(tmp_path: Path, servers: int) -> tuple[int, str, str, list[str]]:
     status = json.loads(run.read_text())["status"]
     texts = sorted(record["text"] for record in read_jsonl(run.parent / "responses.jsonl"))
     return done.returncode, done.stderr.replace(fakes[0].url, "{url}"), status, texts
+
+
+REPLACING_MODULES = """import fractions
+import sys
+import types
+
+FIRST = fractions.Fraction
+
+
+def s(response, values):
+    import fractions
+    import json
+    seen = {"stub": int(hasattr(json, "stub")), "fractions": int(fractions.Fraction is FIRST)}
+    sys.modules["json"] = types.SimpleNamespace(stub=1)
+    del sys.modules["fractions"]
+    return seen
+"""
+"""A scorer that says whether `import json` gives it a stub an earlier call put in the module table, and whether
+`import fractions` gives it the fractions its file imported (an earlier call removed it from the table: a second
+import made another Fraction); then does both."""
