@@ -10,10 +10,10 @@
    answer taken as the answer to the whole chat: its usage is checked against that context by Ollama's rule
    (`runners.contextfull.outgrew`), the sample's error `Refused: ContextFull: ...`
 3. what a scorer's call left in the scorer process that it cannot put back reached every later call: a priority it
-   lowered (`os.nice`), a thread left running, an audit hook, a fork handler, numpy first imported in the call (and
-   seeded there: no state as first found). The process ends after such a call, its reply saying so, and the run starts
+   lowered (`os.nice`), a thread left running, an audit hook, a fork handler, a codec search function, numpy first
+   imported in the call (and seeded there: no state as first found). The process ends after such a call, its reply saying so, and the run starts
    another for the calls behind it, none blamed (`execute.scorerleft`); the two that cannot be listed are seen by
-   wrapping `sys.addaudithook` and `os.register_at_fork` before the benchmark's modules are imported
+   wrapping `sys.addaudithook`, `os.register_at_fork` and `codecs.register` before the benchmark's modules are imported
 4. an Ollama server upgraded while a run asked it (another /api/version as the run ends than at its preflight) left
    a run `completed` whose identity names one version for answers of two builds of its engine: failed as a model
    pulled again mid-run is, its answers kept (`runners.ollama.OllamaRunner.digests_now`, `runners.base.ServerChanged`)
@@ -21,15 +21,35 @@
    sys.modules["fractions"]`) stayed so for every later call: its `import json` took the stub, its `import fractions`
    made a second fractions, whose Fraction is not the first's. The modules the first call found are put back where a call
    replaced or removed them (`execute.scorer_worker._put_back_modules`)
+6. the folder of temporary files a scorer set (`tempfile.tempdir = "/gone"`: a later call's `mkstemp` failed, that
+   sample's error) and the hooks reporting uncaught and unraisable exceptions (`sys.excepthook`, `sys.unraisablehook`,
+   `threading.excepthook`) stayed for every later call: put back as the interpreter's other settings are
+   (`compiler.runstate.SETTINGS`, the input side's module: one entry)
 """
 
 from __future__ import annotations
+
+import codecs
+import os
+import posix
+import sys
+import threading
+import time
+import types
 
 import pytest
 
 from benchrun.core.errors import EXIT
 from tests.helpers.p35_asking import scores_of
-from tests.helpers.p37_asking import REPLACING_MODULES, calls_seen, hits_after_check, stating, upgraded
+from tests.helpers.p37_asking import (
+    REPLACING_MODULES,
+    SETTING_HOOKS,
+    calls_seen,
+    hits_after_check,
+    left_by,
+    stating,
+    upgraded,
+)
 
 SERVED = ("ContextFull: the chat and its answer are {} + 1 tokens as the server counted them (usage), and the model's "
           "context holds 2048 ({}): the server cut the chat to fit, so the model did not see it whole; serve the model "
@@ -59,7 +79,22 @@ def test_an_openai_compatible_answer_past_the_context_its_server_states_is_refus
 
 @pytest.mark.slow  # the scorer process is a real subprocess
 def test_a_scorer_call_leaving_what_cannot_be_put_back_ends_its_process_after_it(tmp_path):
-    assert calls_seen(tmp_path) == [1, 1, 1, 1, 1, 1, 2]
+    assert calls_seen(tmp_path) == [1, 1, 2]
+
+
+@pytest.mark.parametrize(("change", "said"), [
+    (lambda patch, priority: priority.__setitem__(0, 1), "set the process's priority to 1 (it was 0)"),
+    (lambda patch, priority: threading.Thread(target=time.sleep, args=(0.2,), daemon=True).start(),
+     "left a thread running"),
+    (lambda patch, priority: sys.addaudithook(print), "added an audit hook (sys.addaudithook)"),
+    (lambda patch, priority: os.register_at_fork(before=print), "registered a fork handler (os.register_at_fork)"),
+    (lambda patch, priority: posix.register_at_fork(before=print), "registered a fork handler (os.register_at_fork)"),
+    (lambda patch, priority: codecs.register(print), "registered a codec search function (codecs.register)"),
+    (lambda patch, priority: patch.setitem(sys.modules, "p37_holding", types.ModuleType("p37_holding")),
+     "first imported p37_holding, which holds state for every caller"),
+    (lambda patch, priority: threading.Thread(target=int).start() or threading.enumerate(), None)])
+def test_what_a_scorer_call_leaves_past_putting_back_is_seen(monkeypatch, change, said):
+    assert left_by(monkeypatch, change) == said
 
 
 @pytest.mark.parametrize("servers", [1, 2])
@@ -72,3 +107,9 @@ def test_an_ollama_server_upgraded_while_a_run_asks_fails_the_run_its_answers_ke
 def test_a_module_a_scorer_replaced_or_removed_in_the_module_table_is_put_back_for_the_next_call(tmp_path):
     assert scores_of(tmp_path, REPLACING_MODULES, n=2) == [(f"times7:a={a}", {"s.stub": 0, "s.fractions": 1}, None)
                                                            for a in range(2)]
+
+
+@pytest.mark.slow  # the scorer process is a real subprocess
+def test_a_folder_of_temporary_files_and_exception_hooks_a_scorer_set_are_put_back_for_the_next_call(tmp_path):
+    assert scores_of(tmp_path, SETTING_HOOKS, n=2) == [(f"times7:a={a}", {"s.tempdir": 0, "s.hooks": 1}, None)
+                                                       for a in range(2)]

@@ -1,15 +1,16 @@
 """What a scorer's call can leave in the scorer process that the process cannot put back as the first call found it
 (`scorer_worker._Found` puts back the rest): a priority it lowered (`os.nice(19)`: every later call slowed, past
 scorer_timeout_s), a thread left running (it runs on in the later calls), a library holding state for every caller
-first imported in the call (numpy's generator seeded there: no state "as first found" to put back), an audit hook or
-a fork handler (`sys.addaudithook`, `os.register_at_fork`: none can be listed or removed). The process ends after
-such a call, its reply sent, and the run starts another for the next sample. The two that cannot be listed are seen
-by wrapping their entry points before the benchmark's modules are imported (`Watch`): what a module does as it is
-imported (the scorers' modules, a library imported first in a call) is as the first call found it, in every process
-alike."""
+first imported in the call (numpy's generator seeded there: no state "as first found" to put back), an audit hook,
+a fork handler or a codec search function (`sys.addaudithook`, `os.register_at_fork`, `codecs.register`: none can be
+listed). The process ends after such a call, its reply sent, and the run starts another for the next sample. The
+three that cannot be listed are seen by wrapping their entry points before the benchmark's modules are imported
+(`Watch`): what a module does as it is imported (the scorers' modules, a library imported first in a call) is as the
+first call found it, in every process alike."""
 
 from __future__ import annotations
 
+import codecs
 import os
 import posix
 import sys
@@ -29,6 +30,7 @@ class Watch:
         self.calling = False
         self.noted: list[str] = []
         sys.addaudithook = self._wrapped(sys.addaudithook, "added an audit hook (sys.addaudithook)")
+        codecs.register = self._wrapped(codecs.register, "registered a codec search function (codecs.register)")
         fork_handler = self._wrapped(posix.register_at_fork, "registered a fork handler (os.register_at_fork)")
         os.register_at_fork = posix.register_at_fork = fork_handler
 

@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+import codecs
 import contextlib
 import json
+import os
+import posix
+import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from benchrun.core.errors import EXIT
 from benchrun.core.records import Completion
+from benchrun.execute import scorerleft
 from benchrun.execute.cache import Entry, RunCache, Store
 from benchrun.execute.cachehit import whole_hit
 from benchrun.execute.runners.registry import make_runner
@@ -64,40 +69,50 @@ def stating(tmp_path: Path, entry: dict[str, Any], chat: int, props: bytes = b""
     return json.loads(json.dumps(asked(done.stdout)).replace(fake.url, "{url}"))
 
 
-LEAVING = """import os
-import sys
+LEAVING = """import sys
 import threading
 import time
 
 CALLS = []
-CHANGES = [lambda: os.nice(1),
-           lambda: threading.Thread(target=time.sleep, args=(60,), daemon=True).start(),
-           lambda: sys.addaudithook(lambda event, args: None),
-           lambda: os.register_at_fork(before=lambda: None),
-           lambda: __import__("numpy").random.seed(7)]
 
 
 def s(response, values):
     import concurrent.futures.thread  # registers a fork handler as it is imported: no change of the call's own
     CALLS.append(values["a"])
-    if values["a"] < len(CHANGES):
-        CHANGES[values["a"]]()
+    if values["a"] == 0:
+        threading.Thread(target=time.sleep, args=(60,), daemon=True).start()
     return {"calls": len(CALLS)}
 """
-"""A scorer that says how many calls its process made, the call of sample a=K (K < 5) leaving the process changed past
-putting back: its priority lowered, a thread running, an audit hook, a fork handler, numpy first imported (and
-seeded)."""
+"""A scorer that says how many calls its process made, the call of sample a=0 leaving a thread running."""
 
 
 def calls_seen(tmp_path: Path) -> list[int]:
-    """How many calls each sample's call of the `LEAVING` scorer found its process had made, of 7 samples scored in
+    """How many calls each sample's call of the `LEAVING` scorer found its process had made, of 3 samples scored in
     their order (one asked at a time)."""
-    with Lab(tmp_path, n=7, latency_s=0, scorer=LEAVING) as lab:
+    with Lab(tmp_path, n=3, latency_s=0, scorer=LEAVING) as lab:
         result = lab.call(*lab.args("runner.concurrency=1"))
     assert (result.returncode, result.stderr) == (EXIT["ok"], "")
     found = sorted((s["id"], s["metrics"], s["error"]) for s in records(lab, "scores.jsonl") if s["scorer"] == "s")
-    assert [error for _, _, error in found] == [None] * 7
+    assert [error for _, _, error in found] == [None] * 3
     return [metrics["s.calls"] for _, metrics, _ in found]
+
+
+def left_by(monkeypatch: Any, change: Callable[[], Any]) -> str | None:
+    """What `scorerleft.Left` says a call that did `change` left, in this process: the entry points it wraps stand-ins
+    that do nothing, a module `p37_holding` stands for numpy, and the priority is read as 0, then 1 once `change` ran
+    (each put back as the test ends)."""
+    for owner, name in ((sys, "addaudithook"), (os, "register_at_fork"), (posix, "register_at_fork"),
+                        (codecs, "register")):
+        monkeypatch.setattr(owner, name, lambda *args, **kwargs: None)
+    monkeypatch.setattr(scorerleft, "HOLDING", ("p37_holding",))
+    priority = [0]
+    monkeypatch.setattr(os, "getpriority", lambda which, who: priority[0])
+    watch = scorerleft.Watch()
+    left = scorerleft.Left(watch)
+    watch.calling = True
+    change(monkeypatch, priority)
+    watch.calling = False
+    return left.why()
 
 
 def upgraded(tmp_path: Path, servers: int) -> tuple[int, str, str, list[str]]:
@@ -141,3 +156,20 @@ def s(response, values):
 """A scorer that says whether `import json` gives it a stub an earlier call put in the module table, and whether
 `import fractions` gives it the fractions its file imported (an earlier call removed it from the table: a second
 import made another Fraction); then does both."""
+
+
+SETTING_HOOKS = """import sys
+import tempfile
+import threading
+
+
+def s(response, values):
+    hooks = (sys.excepthook, sys.unraisablehook, threading.excepthook)
+    seen = {"tempdir": int(tempfile.tempdir == "/gone/p37"),
+            "hooks": int(hooks == (sys.__excepthook__, sys.__unraisablehook__, threading.__excepthook__))}
+    tempfile.tempdir = "/gone/p37"
+    sys.excepthook = sys.unraisablehook = threading.excepthook = print
+    return seen
+"""
+"""A scorer that says whether an earlier call's folder of temporary files (`tempfile.tempdir`) is still set, and
+whether the hooks reporting uncaught and unraisable exceptions are Python's own; then sets each."""
