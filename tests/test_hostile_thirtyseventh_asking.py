@@ -104,12 +104,8 @@ def test_an_ollama_server_upgraded_while_a_run_asks_fails_the_run_its_answers_ke
 
 
 @pytest.mark.slow  # the scorer process is a real subprocess
-def test_a_module_a_scorer_replaced_or_removed_in_the_module_table_is_put_back_for_the_next_call(tmp_path):
-    assert scores_of(tmp_path, REPLACING_MODULES, n=2) == [(f"times7:a={a}", {"s.stub": 0, "s.fractions": 1}, None)
-                                                           for a in range(2)]
-
-
-@pytest.mark.slow  # the scorer process is a real subprocess
-def test_a_folder_of_temporary_files_and_exception_hooks_a_scorer_set_are_put_back_for_the_next_call(tmp_path):
-    assert scores_of(tmp_path, SETTING_HOOKS, n=2) == [(f"times7:a={a}", {"s.tempdir": 0, "s.hooks": 1}, None)
-                                                       for a in range(2)]
+@pytest.mark.parametrize(("source", "found"), [(REPLACING_MODULES, {"s.stub": 0, "s.fractions": 1}),
+                                               (SETTING_HOOKS, {"s.tempdir": 0, "s.hooks": 1})],
+                         ids=["module table", "temporary files and exception hooks"])
+def test_a_module_table_temporary_files_or_exception_hooks_a_scorer_changed_are_put_back(tmp_path, source, found):
+    assert scores_of(tmp_path, source, n=2) == [(f"times7:a={a}", found, None) for a in range(2)]
