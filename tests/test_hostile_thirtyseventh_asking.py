@@ -62,8 +62,9 @@ UPGRADED = ("benchrun: error: Ollama at {url} changed version while it was asked
 PROPS = b'{"default_generation_settings": {"n_ctx": 2048}, "total_slots": 1}'
 
 
-def test_a_cached_answer_to_a_chat_cut_to_fit_the_context_is_a_miss_and_deleted(tmp_path):
-    assert hits_after_check(tmp_path, [300, 299, 299]) == [(False, False), (True, True), (True, True)]
+@pytest.mark.parametrize("host", ["http://127.0.0.1:9", ["http://127.0.0.1:9", "http://127.0.0.2:9"]])
+def test_a_cached_answer_to_a_chat_cut_to_fit_the_context_is_a_miss_and_deleted(tmp_path, host):
+    assert hits_after_check(tmp_path, [300, 299, 299], host) == [(False, False), (True, True), (True, True)]
 
 
 @pytest.mark.parametrize(("entry", "props", "chat", "error"), [

@@ -30,15 +30,15 @@ from tests.helpers.p24_execute import asked
 from tests.helpers.wire import records
 
 
-def hits_after_check(tmp_path: Path, counts: list[int]) -> list[tuple[bool, bool]]:
+def hits_after_check(tmp_path: Path, counts: list[int], host: Any) -> list[tuple[bool, bool]]:
     """For each of `counts`, whether a cached answer to a chat Ollama counted as that many tokens (and 1 of answer) is
-    served to a run of num_ctx 300, and whether its entry is still in the cache after."""
-    return asyncio.run(_hits_after_check(tmp_path, counts))
+    served to a run of num_ctx 300 asking `host` (runner.host: a URL, or a list), and whether its entry is still in
+    the cache after."""
+    return asyncio.run(_hits_after_check(tmp_path, counts, host))
 
 
-async def _hits_after_check(tmp_path: Path, counts: list[int]) -> list[tuple[bool, bool]]:
-    runner = make_runner({"type": "ollama", "model": "llama3.2", "host": "http://127.0.0.1:9",
-                          "options": {"num_ctx": 300}})
+async def _hits_after_check(tmp_path: Path, counts: list[int], host: Any) -> list[tuple[bool, bool]]:
+    runner = make_runner({"type": "ollama", "model": "llama3.2", "host": host, "options": {"num_ctx": 300}})
     found = []
     try:
         with Store(tmp_path / "cache") as store:
