@@ -4,7 +4,8 @@
    ContextFull, or a model whose context /api/ps did not say) was served from the cache as a whole answer to the chat
    and scored: a cache hit is checked by the rule a fresh answer meets (`Runner.seen_whole`, applied by
    `execute.cachehit.whole_hit` for the samples and the judges' calls): one refused is a miss, its entry deleted and
-   the chat asked again
+   the chat asked again. A hit checked before the run's first fresh answer is checked against runner.options.num_ctx
+   alone: the length /api/ps says is asked after a fresh answer, once the model is loaded
 2. an OpenAI-compatible server that cut a chat longer than the context it states (vLLM's GET /models `max_model_len`;
    llama.cpp's server, whose entry is owned by `llamacpp`, at GET /props: `default_generation_settings.n_ctx`) had its
    answer taken as the answer to the whole chat: its usage is checked against that context by Ollama's rule
@@ -45,6 +46,7 @@ from tests.helpers.p37_asking import (
     REPLACING_MODULES,
     SETTING_HOOKS,
     calls_seen,
+    fresh_after_hit,
     hits_after_check,
     left_by,
     stating,
@@ -65,6 +67,13 @@ PROPS = b'{"default_generation_settings": {"n_ctx": 2048}, "total_slots": 1}'
 @pytest.mark.parametrize("host", ["http://127.0.0.1:9", ["http://127.0.0.1:9", "http://127.0.0.2:9"]])
 def test_a_cached_answer_to_a_chat_cut_to_fit_the_context_is_a_miss_and_deleted(tmp_path, host):
     assert hits_after_check(tmp_path, [300, 299, 299], host) == [(False, False), (True, True), (True, True)]
+
+
+def test_a_cached_answer_checked_before_the_first_fresh_one_leaves_the_context_to_be_asked_after_it():
+    assert fresh_after_hit() == ("ContextFull: the chat and its answer are 300 + 1 tokens as Ollama counted "
+                                         "them, and the model's context holds 300 (as Ollama at {url} loaded it, "
+                                         "runner.options.num_ctx unset): Ollama cut the chat to fit, so the model did "
+                                         "not see it whole; raise runner.options.num_ctx, or shorten the chat")
 
 
 @pytest.mark.parametrize(("entry", "props", "chat", "error"), [

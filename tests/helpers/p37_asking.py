@@ -17,6 +17,7 @@ from benchrun.core.records import Completion
 from benchrun.execute import scorerleft
 from benchrun.execute.cache import Entry, RunCache, Store
 from benchrun.execute.cachehit import whole_hit
+from benchrun.execute.runners.base import Refused
 from benchrun.execute.runners.registry import make_runner
 from benchrun.testing.chat import Reply
 from benchrun.testing.http_fake import Response
@@ -173,3 +174,25 @@ def s(response, values):
 """
 """A scorer that says whether an earlier call's folder of temporary files (`tempfile.tempdir`) is still set, and
 whether the hooks reporting uncaught and unraisable exceptions are Python's own; then sets each."""
+
+
+def fresh_after_hit() -> str:
+    """What asking a fake Ollama that loads the model with 300 tokens' context (runner.options.num_ctx unset) comes
+    to, its answer counting 300 + 1 tokens, after a cached answer of 30 + 1 was checked (as a run's first answers
+    from the response cache are): the refusal's line, or `taken`."""
+    return asyncio.run(_fresh_after_hit())
+
+
+async def _fresh_after_hit() -> str:
+    reply = Reply(content='{"answer": 6}', prompt_eval_count=300, eval_count=1)
+    with FakeOllama(models=["llama3.2"], responder=lambda request: reply, context_length=300) as fake:
+        runner = make_runner({"type": "ollama", "model": "llama3.2", "host": fake.url})
+        try:
+            await runner.identify()
+            await runner.seen_whole(Completion(text="x", prompt_tokens=30, completion_tokens=1))
+            await runner.complete([{"role": "user", "content": "hi"}], {})
+        except Refused as err:
+            return str(err).replace(fake.url, "{url}")
+        finally:
+            await runner.aclose()
+    return "taken"

@@ -255,21 +255,25 @@ class OllamaRunner:
         if (reason := response.done_reason) in UNASKED:
             raise BrokenAnswer(f"the answer says the server only {UNASKED[reason]} the model (done_reason: {reason}), "
                                "as Ollama answers a chat of no messages: no answer to this one, not taken as one")
-        return await self.seen_whole(Completion.model_construct(  # from the client's validated ChatResponse: no second validation
+        return await self._seen(Completion.model_construct(  # from the client's validated ChatResponse: no second validation
             text=response.message.content or "", done_reason=response.done_reason,
             extra={**_thought(response.message, aside), **_served(response.model, self.model)},
             prompt_tokens=response.prompt_eval_count, completion_tokens=response.eval_count,
             durations_ns={name.removesuffix("_duration"): getattr(response, name)
                           for name in DURATIONS if getattr(response, name) is not None},
-        ))
+        ), fresh=True)
 
     async def seen_whole(self, answered: Completion) -> Completion:
+        """A cached answer as `_seen` takes it."""
+        return await self._seen(answered, fresh=False)
+
+    async def _seen(self, answered: Completion, fresh: bool) -> Completion:
         """`answered`, or Refused (ContextFull, as the embedded engine's) where the counts Ollama gave say the chat and
         its answer did not fit in the model's context (`_context`): Ollama cuts such a chat (or drops its start to go
         on answering) and says nothing, so the model did not see it whole. Counts no server measured (negative, past
         JSON's integers) say nothing (`boundary._counted` does not report them)."""
         chat, answer = answered.prompt_tokens, answered.completion_tokens or 0
-        context = await self._context()
+        context = await self._context(fresh)
         if outgrew(chat, answer, context):
             advice = LocalAdvice(self.config.key("model"), self.config.key("options.num_ctx"), self.config.asked_again)
             raise Refused(f"ContextFull: the chat and its answer are {chat} + {answer} tokens as Ollama counted them, "
@@ -277,13 +281,17 @@ class OllamaRunner:
                           f"chat to fit, so the model did not see it whole; {advice.larger_context()}")
         return answered
 
-    async def _context(self) -> int | None:
+    async def _context(self, fresh: bool) -> int | None:
         """The context the model answers in: runner.options.num_ctx where given, else the length the server says it
-        loaded the model with (asked once, after the first answer, waited for until LOADED_WAIT_S after that)."""
+        loaded the model with (asked once, after the first `fresh` answer, waited for until LOADED_WAIT_S after that:
+        before one, as a run's first answers come from the response cache, the model may not be loaded, and the
+        server would say nothing of it)."""
+        asked = self.config.options.get("num_ctx")
+        if self._loading is None and not fresh:
+            return asked if isinstance(asked, int) and asked > 0 else None
         if self._loading is None:
             self._loading = asyncio.ensure_future(self._loaded_with())
             self._loaded_by = asyncio.get_running_loop().time() + min(self.config.timeout_s, LOADED_WAIT_S)
-        asked = self.config.options.get("num_ctx")
         if isinstance(asked, int) and asked > 0:
             return asked
         return await self._loaded_length(self._loading, self._loaded_by - asyncio.get_running_loop().time())
