@@ -5,7 +5,8 @@
    and scored: a cache hit is checked by the rule a fresh answer meets (`Runner.seen_whole`, applied by
    `execute.cachehit.whole_hit` for the samples and the judges' calls): one refused is a miss, its entry deleted and
    the chat asked again. A hit checked before the run's first fresh answer is checked against runner.options.num_ctx
-   alone: the length /api/ps says is asked after a fresh answer, once the model is loaded
+   alone: the length /api/ps says is asked after a fresh answer, once the model is loaded; a run asking a list of
+   servers checks a hit by each live server's rule (`execute.hosts.HostPool.seen_whole`)
 2. an OpenAI-compatible server that cut a chat longer than the context it states (vLLM's GET /models `max_model_len`;
    llama.cpp's server, whose entry is owned by `llamacpp`, at GET /props: `default_generation_settings.n_ctx`) had its
    answer taken as the answer to the whole chat: its usage is checked against that context by Ollama's rule
