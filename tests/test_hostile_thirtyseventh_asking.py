@@ -12,17 +12,18 @@
    answer taken as the answer to the whole chat: its usage is checked against that context by Ollama's rule
    (`runners.contextfull.outgrew`), the sample's error `Refused: ContextFull: ...`
 3. what a scorer's call left in the scorer process that it cannot put back reached every later call: a priority it
-   lowered (`os.nice`), a thread left running, an audit hook, a fork handler, a codec search function, numpy first
-   imported in the call (and seeded there: no state as first found). The process ends after such a call, its reply saying so, and the run starts
-   another for the calls behind it, none blamed (`execute.scorerleft`); the two that cannot be listed are seen by
+   lowered (`os.nice`), a user or root directory it changed as root (`os.setuid`, `os.chroot`), a thread left
+   running, an audit hook, a fork handler, a codec search function, numpy first imported in the call (and seeded
+   there: no state as first found). The process ends after such a call, its reply saying so, and the run starts
+   another for the calls behind it, none blamed (`execute.scorerleft`); the three that cannot be listed are seen by
    wrapping `sys.addaudithook`, `os.register_at_fork` and `codecs.register` before the benchmark's modules are imported
 4. an Ollama server upgraded while a run asked it (another /api/version as the run ends than at its preflight) left
    a run `completed` whose identity names one version for answers of two builds of its engine: failed as a model
    pulled again mid-run is, its answers kept (`runners.ollama.OllamaRunner.digests_now`, `runners.base.ServerChanged`)
 5. a module a scorer replaced or removed in the module table (`sys.modules["json"] = stub`, `del
    sys.modules["fractions"]`) stayed so for every later call: its `import json` took the stub, its `import fractions`
-   made a second fractions, whose Fraction is not the first's. The modules the first call found are put back where a call
-   replaced or removed them (`execute.scorer_worker._put_back_modules`)
+   made a second fractions, whose Fraction is not the first's. The modules the first call found are put back where
+   a call replaced or removed them (`execute.scorer_worker._put_back_modules`)
 6. the folder of temporary files a scorer set (`tempfile.tempdir = "/gone"`: a later call's `mkstemp` failed, that
    sample's error) and the hooks reporting uncaught and unraisable exceptions (`sys.excepthook`, `sys.unraisablehook`,
    `threading.excepthook`) stayed for every later call: put back as the interpreter's other settings are
@@ -59,9 +60,9 @@ SERVED = ("ContextFull: the chat and its answer are {} + 1 tokens as the server 
           "with a longer context, or shorten the chat")
 VLLM = "max_model_len, as GET /models at {url} states it"
 LLAMA = "n_ctx, as GET /props of the server at {url} states it"
-UPGRADED = ("benchrun: error: Ollama at {url} changed version while it was asked: '0.12.6' when it began, '0.13.0' as it "
-            "ended (upgraded?); the answers may come from either build and cannot be told apart, and the run's identity "
-            "names the first: run it again\n")
+UPGRADED = ("benchrun: error: Ollama at {url} changed version while it was asked: '0.12.6' when it began, '0.13.0' as "
+            "it ended (upgraded?); the answers may come from either build and cannot be told apart, and the run's "
+            "identity names the first: run it again\n")
 PROPS = b'{"default_generation_settings": {"n_ctx": 2048}, "total_slots": 1}'
 
 
@@ -93,6 +94,9 @@ def test_a_scorer_call_leaving_what_cannot_be_put_back_ends_its_process_after_it
     assert calls_seen(tmp_path) == [1, 1, 2]
 
 
+IDS = (os.getuid(), os.geteuid(), os.getgid(), os.getegid(), tuple(sorted(os.getgroups())))
+
+
 @pytest.mark.parametrize(("change", "said"), [
     (lambda patch, priority: priority.__setitem__(0, 1), "set the process's priority to 1 (it was 0)"),
     (lambda patch, priority: threading.Thread(target=time.sleep, args=(0.2,), daemon=True).start(),
@@ -103,6 +107,10 @@ def test_a_scorer_call_leaving_what_cannot_be_put_back_ends_its_process_after_it
     (lambda patch, priority: codecs.register(print), "registered a codec search function (codecs.register)"),
     (lambda patch, priority: patch.setitem(sys.modules, "p37_holding", types.ModuleType("p37_holding")),
      "first imported p37_holding, which holds state for every caller"),
+    (lambda patch, priority: patch.setattr(os, "geteuid", lambda: 65534),
+     f"changed the process's user or groups (uid, gid, groups {IDS[:1] + (65534,) + IDS[2:]}, where they were {IDS})"),
+    (lambda patch, priority: patch.setattr(os, "stat", lambda path: os.lstat("/proc")),
+     "changed the process's root directory (os.chroot)"),
     (lambda patch, priority: threading.Thread(target=int).start() or threading.enumerate(), None)])
 def test_what_a_scorer_call_leaves_past_putting_back_is_seen(monkeypatch, change, said):
     assert left_by(monkeypatch, change) == said

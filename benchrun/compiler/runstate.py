@@ -50,7 +50,8 @@ SETTINGS: tuple[tuple[Callable[[], Any], Callable[[Any], Any]], ...] = (
     (sys.get_int_max_str_digits, sys.set_int_max_str_digits),
     *((lambda owner=owner, name=name: getattr(owner, name),
        lambda found, owner=owner, name=name: setattr(owner, name, found))
-      for owner, name in ((tempfile, "tempdir"), (sys, "excepthook"), (sys, "unraisablehook"), (threading, "excepthook"))),
+      for owner, name in ((tempfile, "tempdir"), (sys, "excepthook"), (sys, "unraisablehook"),
+                          (threading, "excepthook"))),
     *((lambda name=name: list(found) if isinstance(found := getattr(sys, name), list) else found,
        lambda found, name=name: setattr(sys, name, list(found))) for name in ("path", "meta_path", "path_hooks")),
     *([(lambda: os.sched_getaffinity(0), lambda found: os.sched_setaffinity(0, found))]

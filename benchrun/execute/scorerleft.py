@@ -1,12 +1,13 @@
 """What a scorer's call can leave in the scorer process that the process cannot put back as the first call found it
 (`scorer_worker._Found` puts back the rest): a priority it lowered (`os.nice(19)`: every later call slowed, past
-scorer_timeout_s), a thread left running (it runs on in the later calls), a library holding state for every caller
-first imported in the call (numpy's generator seeded there: no state "as first found" to put back), an audit hook,
-a fork handler or a codec search function (`sys.addaudithook`, `os.register_at_fork`, `codecs.register`: none can be
-listed). The process ends after such a call, its reply sent, and the run starts another for the next sample. The
-three that cannot be listed are seen by wrapping their entry points before the benchmark's modules are imported
-(`Watch`): what a module does as it is imported (the scorers' modules, a library imported first in a call) is as the
-first call found it, in every process alike."""
+scorer_timeout_s), a user or root directory it changed as root (`os.setuid`, `os.chroot`), a thread left running (it
+runs on in the later calls), a library holding state for every caller first imported in the call (numpy's generator
+seeded there: no state "as first found" to put back), an audit hook, a fork handler or a codec search function
+(`sys.addaudithook`, `os.register_at_fork`, `codecs.register`: none can be listed). The process ends after such a
+call, its reply sent, and the run starts another for the next sample. The three that cannot be listed are seen by
+wrapping their entry points before the benchmark's modules are imported (`Watch`): what a module does as it is
+imported (the scorers' modules, a library imported first in a call) is as the first call found it, in every process
+alike."""
 
 from __future__ import annotations
 
@@ -60,6 +61,7 @@ class Left:
     def __init__(self, watch: Watch) -> None:
         self.watch = watch
         self.priority, self.threads, self.tasks = _priority(), _threads(), _tasks()
+        self.identity, self.root = _identity(), _root()
         self.holding = {name for name in HOLDING if name in sys.modules}
 
     def why(self) -> str | None:
@@ -68,6 +70,11 @@ class Left:
         self.watch.noted.clear()
         if (priority := _priority()) != self.priority:
             said.append(f"set the process's priority to {priority} (it was {self.priority})")
+        if (identity := _identity()) != self.identity:
+            said.append(f"changed the process's user or groups (uid, gid, groups {identity}, where they were "
+                        f"{self.identity})")
+        if _root() != self.root:
+            said.append("changed the process's root directory (os.chroot)")
         if _threads() - self.threads or _tasks() > self.tasks:
             said.append("left a thread running")
         said += [f"first imported {name}, which holds state for every caller" for name in HOLDING
@@ -80,6 +87,21 @@ def _priority() -> int | None:
         return os.getpriority(os.PRIO_PROCESS, 0)
     except OSError:
         return None
+
+
+def _identity() -> tuple[Any, ...]:
+    """Who the process runs as: its real and effective user and group, and its groups (`os.setuid` as root cannot be
+    undone)."""
+    return os.getuid(), os.geteuid(), os.getgid(), os.getegid(), tuple(sorted(os.getgroups()))
+
+
+def _root() -> tuple[int, int] | None:
+    """Which directory the process's `/` is (its device and inode): `os.chroot` moves it for good."""
+    try:
+        found = os.stat("/")
+    except OSError:
+        return None
+    return found.st_dev, found.st_ino
 
 
 def _threads() -> set[int]:

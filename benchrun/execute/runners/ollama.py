@@ -255,7 +255,7 @@ class OllamaRunner:
         if (reason := response.done_reason) in UNASKED:
             raise BrokenAnswer(f"the answer says the server only {UNASKED[reason]} the model (done_reason: {reason}), "
                                "as Ollama answers a chat of no messages: no answer to this one, not taken as one")
-        return await self._seen(Completion.model_construct(  # from the client's validated ChatResponse: no second validation
+        return await self._seen(Completion.model_construct(  # from the client's validated ChatResponse: not again
             text=response.message.content or "", done_reason=response.done_reason,
             extra={**_thought(response.message, aside), **_served(response.model, self.model)},
             prompt_tokens=response.prompt_eval_count, completion_tokens=response.eval_count,
