@@ -4,8 +4,9 @@ Requests arrive on stdin as JSON lines. The first names the user's scorers: {nam
 (benchrun's own are called in the run's process); each function, the file it is in and the benchmark's own modules
 that file imports must still hash as when the run imported them. Every later line is one call, [seq, name, response,
 reference], answered on the process's original stdout with one JSON line, [seq, metrics, null] or [seq, null, [type,
-message]], read and written by a decoder and an encoder of the process's own (a scorer patching `json.loads` does not
-reach them). Whatever user code raises (SystemExit and KeyboardInterrupt included) is that call's error; whatever it
+message]] (and a fourth element saying why, where the call left the process changed past putting back, `scorerleft`:
+the process then ends, and the run starts another), read and written by a decoder and an encoder of the process's own
+(a scorer patching `json.loads` does not reach them). Whatever user code raises (SystemExit and KeyboardInterrupt included) is that call's error; whatever it
 prints (file descriptors 1 and 2) goes to the original stderr, which the run reads into its log (bounded); a line it
 writes to the process's pipes (kept at 100 and above) is that call's error, a copy of the process it forks
 (`os.fork()`) ends as it returns from the call (never a second scorer process, reading calls and replying), and stdin
