@@ -82,7 +82,9 @@ def test_a_cached_answer_checked_before_the_first_fresh_one_leaves_the_context_t
     ({"max_model_len": 2048}, b"", 2048, {"type": "Refused", "message": SERVED.format(2048, VLLM)}),
     ({"max_model_len": 2048}, b"", 2047, None), ({"max_model_len": "2048"}, b"", 4096, None),
     ({"owned_by": "llamacpp"}, PROPS, 2048, {"type": "Refused", "message": SERVED.format(2048, LLAMA)}),
-    ({"owned_by": "llamacpp"}, b"", 4096, None), ({"owned_by": "vllm"}, PROPS, 4096, None)])
+    ({"owned_by": "llamacpp"}, b"", 4096, None), ({"owned_by": "vllm"}, PROPS, 4096, None)],
+    ids=["max_model_len, past", "max_model_len, within", "max_model_len a string", "/props, past", "no /props",
+         "/props of no llama.cpp server"])
 def test_an_openai_compatible_answer_past_the_context_its_server_states_is_refused(tmp_path, entry, props, chat,
                                                                                    error):
     answered = '{"answer": 6}' if error is None else None
