@@ -26,8 +26,9 @@
    a call replaced or removed them (`execute.scorer_worker._put_back_modules`)
 6. the folder of temporary files a scorer set (`tempfile.tempdir = "/gone"`: a later call's `mkstemp` failed, that
    sample's error) and the hooks reporting uncaught and unraisable exceptions (`sys.excepthook`, `sys.unraisablehook`,
-   `threading.excepthook`) stayed for every later call: put back as the interpreter's other settings are
-   (`compiler.runstate.SETTINGS`, the input side's module: one entry)
+   `threading.excepthook`) and the flags extension modules are loaded with (`sys.setdlopenflags`) stayed for every
+   later call: put back as the interpreter's other settings are
+   (`compiler.runstate.SETTINGS`, the input side's module: two entries)
 """
 
 from __future__ import annotations
@@ -126,7 +127,7 @@ def test_an_ollama_server_upgraded_while_a_run_asks_fails_the_run_its_answers_ke
 
 @pytest.mark.slow  # the scorer process is a real subprocess
 @pytest.mark.parametrize(("source", "found"), [(REPLACING_MODULES, {"s.stub": 0, "s.fractions": 1}),
-                                               (SETTING_HOOKS, {"s.tempdir": 0, "s.hooks": 1})],
+                                               (SETTING_HOOKS, {"s.tempdir": 0, "s.hooks": 1, "s.dlopen": 1})],
                          ids=["module table", "temporary files and exception hooks"])
 def test_a_module_table_temporary_files_or_exception_hooks_a_scorer_changed_are_put_back(tmp_path, source, found):
     assert scores_of(tmp_path, source, n=2) == [(f"times7:a={a}", found, None) for a in range(2)]

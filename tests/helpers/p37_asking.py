@@ -159,21 +159,27 @@ def s(response, values):
 import made another Fraction); then does both."""
 
 
-SETTING_HOOKS = """import sys
+SETTING_HOOKS = """import os
+import sys
 import tempfile
 import threading
+
+FLAGS = sys.getdlopenflags()
 
 
 def s(response, values):
     hooks = (sys.excepthook, sys.unraisablehook, threading.excepthook)
     seen = {"tempdir": int(tempfile.tempdir == "/gone/p37"),
-            "hooks": int(hooks == (sys.__excepthook__, sys.__unraisablehook__, threading.__excepthook__))}
+            "hooks": int(hooks == (sys.__excepthook__, sys.__unraisablehook__, threading.__excepthook__)),
+            "dlopen": int(sys.getdlopenflags() == FLAGS)}
     tempfile.tempdir = "/gone/p37"
     sys.excepthook = sys.unraisablehook = threading.excepthook = print
+    sys.setdlopenflags(FLAGS | os.RTLD_GLOBAL)
     return seen
 """
-"""A scorer that says whether an earlier call's folder of temporary files (`tempfile.tempdir`) is still set, and
-whether the hooks reporting uncaught and unraisable exceptions are Python's own; then sets each."""
+"""A scorer that says whether an earlier call's folder of temporary files (`tempfile.tempdir`) is still set, whether
+the hooks reporting uncaught and unraisable exceptions are Python's own, and whether the flags extension modules are
+loaded with are as its file found them; then sets each."""
 
 
 def fresh_after_hit() -> str:
