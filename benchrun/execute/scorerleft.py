@@ -1,17 +1,18 @@
 """What a scorer's call can leave in the scorer process that the process cannot put back as the first call found it
 (`scorer_worker._Found` puts back the rest): a priority it lowered (`os.nice(19)`: every later call slowed, past
 scorer_timeout_s), a user or root directory it changed as root (`os.setuid`, `os.chroot`), a thread left running (it
-runs on in the later calls), a library holding state for every caller first imported in the call (numpy's generator
-seeded there: no state "as first found" to put back), an audit hook, a fork handler or a codec search function
-(`sys.addaudithook`, `os.register_at_fork`, `codecs.register`: none can be listed). The process ends after such a
-call, its reply sent, and the run starts another for the next sample. The three that cannot be listed are seen by
-wrapping their entry points before the benchmark's modules are imported (`Watch`): what a module does as it is
-imported (the scorers' modules, a library imported first in a call) is as the first call found it, in every process
-alike."""
+runs on in the later calls; not a thread of a pool the scorers' modules made as they were imported), a library
+holding state for every caller first imported in the call (numpy's generator seeded there: no state "as first found"
+to put back), an audit hook, a fork handler or a codec search function (`sys.addaudithook`, `os.register_at_fork`,
+`codecs.register`: none can be listed). The process ends after such a call, its reply sent, and the run starts
+another for the next sample. The three that cannot be listed are seen by wrapping their entry points before the
+benchmark's modules are imported (`Watch`): what a module does as it is imported (the scorers' modules, a library
+imported first in a call) is as the first call found it, in every process alike."""
 
 from __future__ import annotations
 
 import codecs
+import gc
 import os
 import posix
 import sys
@@ -61,6 +62,7 @@ class Left:
     def __init__(self, watch: Watch) -> None:
         self.watch = watch
         self.priority, self.threads, self.tasks = _priority(), _threads(), _tasks()
+        self.pools = _pools()
         self.identity, self.root = _identity(), _root()
         self.holding = {name for name in HOLDING if name in sys.modules}
 
@@ -75,11 +77,23 @@ class Left:
                         f"{self.identity})")
         if _root() != self.root:
             said.append("changed the process's root directory (os.chroot)")
-        if _threads() - self.threads or _tasks() > self.tasks:
+        pooled = {thread.ident or 0 for pool in self.pools for thread in list(pool._threads)} - self.threads
+        # `_threads`: the executor lists its threads nowhere public
+        if _threads() - self.threads - pooled or _tasks() - len(pooled) > self.tasks:
             said.append("left a thread running")
         said += [f"first imported {name}, which holds state for every caller" for name in HOLDING
                  if name not in self.holding and name in sys.modules]
         return "; ".join(said) or None
+
+
+def _pools() -> list[Any]:
+    """The thread pools (`concurrent.futures.ThreadPoolExecutor`) the scorers' modules made as they were imported:
+    a pool starts its threads at its first task, in a call, and keeps them for the calls after, as the first call
+    found the pool."""
+    thread = sys.modules.get("concurrent.futures.thread")
+    if thread is None:
+        return []
+    return [found for found in gc.get_objects() if isinstance(found, thread.ThreadPoolExecutor)]
 
 
 def _priority() -> int | None:

@@ -70,21 +70,23 @@ def stating(tmp_path: Path, entry: dict[str, Any], chat: int, props: bytes = b""
     return json.loads(json.dumps(asked(done.stdout)).replace(fake.url, "{url}"))
 
 
-LEAVING = """import sys
+LEAVING = """import concurrent.futures
 import threading
 import time
 
 CALLS = []
+POOL = concurrent.futures.ThreadPoolExecutor(1)
 
 
 def s(response, values):
-    import concurrent.futures.thread  # registers a fork handler as it is imported: no change of the call's own
-    CALLS.append(values["a"])
+    import ctypes.util  # first imported here: no change of the call's own
+    CALLS.append(POOL.submit(int, values["a"]).result())
     if values["a"] == 0:
         threading.Thread(target=time.sleep, args=(60,), daemon=True).start()
     return {"calls": len(CALLS)}
 """
-"""A scorer that says how many calls its process made, the call of sample a=0 leaving a thread running."""
+"""A scorer that says how many calls its process made, the call of sample a=0 leaving a thread running; each call
+asks a pool its file made as it was imported, whose thread starts with its first task."""
 
 
 def calls_seen(tmp_path: Path) -> list[int]:
@@ -98,10 +100,14 @@ def calls_seen(tmp_path: Path) -> list[int]:
     return [metrics["s.calls"] for _, metrics, _ in found]
 
 
-def left_by(monkeypatch: Any, change: Callable[[], Any]) -> str | None:
+def left_by(monkeypatch: Any, tmp_path: Path, change: Callable[[Any, list[int]], Any]) -> str | None:
     """What `scorerleft.Left` says a call that did `change` left, in this process: the entry points it wraps stand-ins
-    that do nothing, a module `p37_holding` stands for numpy, and the priority is read as 0, then 1 once `change` ran
-    (each put back as the test ends)."""
+    that do nothing, a module `p37_holding` stands for numpy, the priority is read as 0 (1 once `change` set it so),
+    and a module `p37_registering` in tmp_path registers a fork handler as it is imported (each put back as the test
+    ends)."""
+    (tmp_path / "p37_registering.py").write_text("import os\n\nos.register_at_fork(before=print)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "p37_registering", raising=False)
     for owner, name in ((sys, "addaudithook"), (os, "register_at_fork"), (posix, "register_at_fork"),
                         (codecs, "register")):
         monkeypatch.setattr(owner, name, lambda *args, **kwargs: None)
