@@ -115,6 +115,7 @@ IDS = (os.getuid(), os.geteuid(), os.getgid(), os.getegid(), tuple(sorted(os.get
      f"changed the process's user or groups (uid, gid, groups {IDS[:1] + (65534,) + IDS[2:]}, where they were {IDS})"),
     (lambda patch, priority: patch.setattr(os, "stat", lambda path: os.lstat("/proc")),
      "changed the process's root directory (os.chroot)"),
+    (lambda patch, priority: (joined := threading.Thread(target=int)).start() or joined.join(), None),
     (lambda patch, priority: importlib.import_module("p37_registering"), None)])
 def test_what_a_scorer_call_leaves_past_putting_back_is_seen(monkeypatch, tmp_path, change, said):
     assert left_by(monkeypatch, tmp_path, change) == said

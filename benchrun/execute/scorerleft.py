@@ -17,12 +17,15 @@ import os
 import posix
 import sys
 import threading
+import time
 from typing import Any, Callable
 
 HOLDING = ("numpy",)
 """Libraries holding state for every caller that `scorer_worker._held_by_libraries` puts back where they were
 imported before the first call."""
 TASKS = "/proc/self/task"
+SETTLE_S = 0.05
+"""How long a thread the call joined is given to be gone from TASKS."""
 
 
 class Watch:
@@ -79,11 +82,20 @@ class Left:
             said.append("changed the process's root directory (os.chroot)")
         pooled = {thread.ident or 0 for pool in self.pools for thread in list(pool._threads)} - self.threads
         # `_threads`: the executor lists its threads nowhere public
-        if _threads() - self.threads - pooled or _tasks() - len(pooled) > self.tasks:
+        if _threads() - self.threads - pooled or _settled_more(self.tasks, len(pooled)):
             said.append("left a thread running")
         said += [f"first imported {name}, which holds state for every caller" for name in HOLDING
                  if name not in self.holding and name in sys.modules]
         return "; ".join(said) or None
+
+
+def _settled_more(tasks: int, pooled: int) -> bool:
+    """Whether the system lists more threads than `tasks` (besides `pooled` pool threads), still after SETTLE_S: a
+    thread the call joined may be listed until its system thread is gone, a moment after `join` returned."""
+    if _tasks() - pooled <= tasks:
+        return False
+    time.sleep(SETTLE_S)
+    return _tasks() - pooled > tasks
 
 
 def _pools() -> list[Any]:
