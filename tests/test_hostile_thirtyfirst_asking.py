@@ -40,7 +40,7 @@ from tests.helpers.p31_asking import (
 
 
 @pytest.mark.parametrize(("runner", "path", "status", "count"), [
-    ("openai", "", BUSY, 3), ("openai", "", "200 OK", 3), ("ollama", "", BUSY, 4), ("ollama", "/api/version", BUSY, 3),
+    ("openai", "", BUSY, 3), ("openai", "", "200 OK", 3), ("ollama", "", BUSY, 4), ("ollama", "/api/version", BUSY, 4),
     ("ollama", "", "200 OK", 4)])
 def test_a_preflight_answered_busy_with_a_short_retry_after_is_asked_again_after_it(tmp_path, runner, path, status,
                                                                                      count):

@@ -48,6 +48,11 @@ SETTINGS: tuple[tuple[Callable[[], Any], Callable[[Any], Any]], ...] = (
     (gc.get_threshold, lambda found: gc.set_threshold(*found)), (sys.getrecursionlimit, sys.setrecursionlimit),
     (lambda: list(gc.callbacks), lambda found: gc.callbacks.__setitem__(slice(None), found)),  # in place: gc's list
     (sys.get_int_max_str_digits, sys.set_int_max_str_digits),
+    *([(sys.getdlopenflags, sys.setdlopenflags)] if hasattr(sys, "getdlopenflags") else []),
+    *((lambda owner=owner, name=name: getattr(owner, name),
+       lambda found, owner=owner, name=name: setattr(owner, name, found))
+      for owner, name in ((tempfile, "tempdir"), (sys, "excepthook"), (sys, "unraisablehook"),
+                          (threading, "excepthook"))),
     *((lambda name=name: list(found) if isinstance(found := getattr(sys, name), list) else found,
        lambda found, name=name: setattr(sys, name, list(found))) for name in ("path", "meta_path", "path_hooks")),
     *([(lambda: os.sched_getaffinity(0), lambda found: os.sched_setaffinity(0, found))]
@@ -69,7 +74,11 @@ path hooks (`sys.meta_path.insert(0, finder)`: a later call's imports went throu
 on (`os.sched_setaffinity(0, {0})`, where the system has it), the standard streams (`sys.stdin = io.StringIO(...)`:
 their `input()` read what an earlier call left there, where it reads nothing), and how stdout and stderr encode
 (`sys.stdout.reconfigure(encoding="ascii")`: the same object, so a later call's `print("café")` raised
-UnicodeEncodeError)."""
+UnicodeEncodeError), the folder of temporary files (`tempfile.tempdir = "/gone"`: their `mkstemp` failed) and the
+hooks that report uncaught and unraisable exceptions (`sys.excepthook`, `sys.unraisablehook`, `threading.excepthook`),
+and the flags extension modules are loaded with (`sys.setdlopenflags(os.RTLD_GLOBAL | ...)`: a later call's imports
+shared their symbols).
+"""
 
 
 def _stream(name: str) -> tuple[Any, tuple[Any, ...] | None]:

@@ -168,6 +168,11 @@ class RunCache:
             with _mid_run():
                 self.store.put(key, Entry(answer, self.model, self.digest, self.run_id, now()))
 
+    def drop(self, key: str) -> None:
+        """Delete the answer under `key`: one this run will not take (`cachehit.whole_hit`)."""
+        with _mid_run():
+            self.store.delete(key)
+
     def forget(self) -> None:
         """Delete the answers this run kept: its model changed while it asked (pulled again), so which of them came
         from the model their keys pin cannot be told, and a later run of that model would take them as its own."""

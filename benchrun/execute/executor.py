@@ -16,6 +16,7 @@ from benchrun.core.records import Completion, ResponseRecord, answered
 from benchrun.core.text import counted
 from benchrun.execute.asking import Outcome
 from benchrun.execute.cache import LOOKUP_BATCH, CacheFailed, Entry, Repeat, RunCache
+from benchrun.execute.cachehit import whole_hit
 from benchrun.execute.failurekind import failure_kind, longer
 from benchrun.execute.grading import Grader, Grading
 from benchrun.execute.hosts import Dispatch
@@ -112,7 +113,8 @@ class Executor:
         return self._tasks[sample.task].messages(sample.prompt)
 
     async def _worker(self, queue: Iterator[tuple[Query, str | None, Entry | None]]) -> None:
-        for (sample, repeat), key, hit in queue:
+        for (sample, repeat), key, found in queue:
+            hit = await whole_hit(self.runner, self.cache, key, found) if key else None
             response, fresh = await self._answer(sample, repeat, key, hit)
             kind = None if response.error is None else failure_kind(response.error)
             if hit is None and (response.error is None or (self._held and kind is not None and

@@ -18,14 +18,14 @@ import httpx
 from benchrun.console import output
 from benchrun.core.errors import ConfigError, RunnerError, ServerLost
 from benchrun.core.manifest import Message
-from benchrun.core.records import Attempt, ErrorInfo
+from benchrun.core.records import Attempt, Completion, ErrorInfo
 from benchrun.core.recordvalues import model_digest, said_of_weights, short_digest, weights_said
 from benchrun.core.settings import RunnerConfig
 from benchrun.core.text import name_listed, one_line
 from benchrun.execute.asking import Asker, Outcome
 from benchrun.execute.boundary import TooLarge
 from benchrun.execute.failurekind import failure_kind
-from benchrun.execute.runners.base import Runner
+from benchrun.execute.runners.base import Runner, ServerChanged
 
 UNSPECIFIED = {"0.0.0.0": "127.0.0.1", "::": "::1"}
 """The unspecified addresses, each as the loopback address a connection to it reaches (on Linux and macOS)."""
@@ -75,10 +75,21 @@ class HostPool:
         return {**identities[0], "hosts": [{"host": url, **identity} for url, identity in pairs]}
 
     async def digests_now(self) -> dict[str, str | None]:
-        """What each server not lost serves the model by now; a server that cannot say is left out."""
+        """What each server not lost serves the model by now; a server that cannot say is left out, one that says it
+        changed (ServerChanged) raised."""
         found = await asyncio.gather(*(host.runner.digests_now() for host in self.hosts if not host.lost),
                                      return_exceptions=True)
+        if changed := next((each for each in found if isinstance(each, ServerChanged)), None):
+            raise changed
         return {url: digest for each in found if not isinstance(each, BaseException) for url, digest in each.items()}
+
+    async def seen_whole(self, answered: Completion) -> Completion:
+        """`answered` (the response cache's) as each server not lost takes an answer of its own (`Runner.seen_whole`):
+        refused where one refuses it, for which of them gave it cannot be told."""
+        for host in self.hosts:
+            if not host.lost:
+                await host.runner.seen_whole(answered)
+        return answered
 
     async def loaded(self, identity: dict[str, Any]) -> dict[str, Any]:
         """`identity` with what each server said of the model as loaded, in its entry of `hosts` (the first's at the

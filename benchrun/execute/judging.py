@@ -26,6 +26,7 @@ from benchrun.core.records import Completion, ErrorInfo, JudgementRecord, Respon
 from benchrun.core.recordvalues import Served
 from benchrun.core.text import NotJSON, json_value
 from benchrun.execute.cache import CacheFailed, Entry, Repeat, RunCache
+from benchrun.execute.cachehit import whole_hit
 from benchrun.execute.failurekind import failure_kind, longer
 from benchrun.execute.formatcheck import FormatCheck, said_why
 
@@ -214,7 +215,7 @@ class Judge:
                                           "asked (benchrun-audit rescore --rejudge asks one)"))
         seed = None if j == 0 or not isinstance(self._seed, int) else self._seed + j
         key = self.cache.key(messages, spec.format.json_schema, Repeat(j, seed)) if self.cache else None
-        hit = await self._cached(key)
+        hit = await whole_hit(self.runner, self.cache, key, await self._cached(key)) if key else None
         if hit is not None:
             return self._judged(spec, of, hit.answer, seconds=0.0, attempts=0, cached_from=hit.run_id)
         under_way = None

@@ -4,8 +4,9 @@ Requests arrive on stdin as JSON lines. The first names the user's scorers: {nam
 (benchrun's own are called in the run's process); each function, the file it is in and the benchmark's own modules
 that file imports must still hash as when the run imported them. Every later line is one call, [seq, name, response,
 reference], answered on the process's original stdout with one JSON line, [seq, metrics, null] or [seq, null, [type,
-message]], read and written by a decoder and an encoder of the process's own (a scorer patching `json.loads` does not
-reach them). Whatever user code raises (SystemExit and KeyboardInterrupt included) is that call's error; whatever it
+message]] (and a fourth element saying why, where the call left the process changed past putting back, `scorerleft`:
+the process then ends, and the run starts another), read and written by a decoder and an encoder of the process's own
+(a scorer patching `json.loads` does not reach them). Whatever user code raises (SystemExit and KeyboardInterrupt included) is that call's error; whatever it
 prints (file descriptors 1 and 2) goes to the original stderr, which the run reads into its log (bounded); a line it
 writes to the process's pipes (kept at 100 and above) is that call's error, a copy of the process it forks
 (`os.fork()`) ends as it returns from the call (never a second scorer process, reading calls and replying), and stdin
@@ -42,6 +43,7 @@ from benchrun.core.interrupts import handling_now, ignore_terminal_signals
 from benchrun.core.text import message_of, one_line
 from benchrun.execute import cenviron
 from benchrun.execute.proctree import reap_below
+from benchrun.execute.scorerleft import Left, Watch
 
 Scorer = Callable[[str, Any], Any]
 _READ, _WRITE = json.JSONDecoder().decode, json.JSONEncoder().encode
@@ -58,25 +60,43 @@ def main() -> None:
     reap_below(int(sys.argv[1]))
     calls, replies = _take_stdin(), _take_stdout()
     ignore_terminal_signals()
+    watch = Watch()
     try:
         scorers = load(_READ(calls.readline()))
     except BenchrunError as err:
         _send(replies, {"error": str(err)})
         return
     _send(replies, {"ready": True})
-    found, pid = _Found(), os.getpid()
+    found, left, pid = _Found(), Left(watch), os.getpid()
     for line in calls:
         seq, name, response, reference = _READ(line)
+        watch.calling = True
         with warnings.catch_warnings():  # the warnings filters as found (`simplefilter('error')` reached the next)
             result = call(name, scorers[name], response, reference)
+        watch.calling = False
         if os.getpid() != pid:  # a copy the scorer forked (os.fork), back from its call: it ends without a word
             os._exit(0)
         found.put_back()
+        why = left.why()
         try:
-            _send(replies, [seq, *result])
+            _send(replies, [seq, *result, *([why] if why else [])])
         except OSError as err:  # the scorer closed or took the pipe: its call is the one this process ends in
             sys.exit(f"scorer '{name}' closed the scorer process's reply pipe ({os_problem(err)}): the process "
                      "ends, and the run starts another")
+        if why:
+            _end(name, why)
+
+
+def _end(name: str, why: str) -> None:
+    """End the process after a call that left it changed past putting back (`scorerleft`), saying so in the log: its
+    reply says so too, and the run starts another process for the calls behind it."""
+    with contextlib.suppress(OSError, ValueError):
+        sys.stdout.flush()
+        sys.stderr.flush()
+    with contextlib.suppress(OSError):
+        os.write(2, f"benchrun: scorer '{name}' {why}: the scorer process ends after its call, and the run starts "
+                    f"another\n".encode())
+    os._exit(0)
 
 
 class _Found:
@@ -91,8 +111,9 @@ class _Found:
     force though $TZ was put back; so did what its libraries hold for every caller (`_held_by_libraries`: a random
     generator's state, numpy's floating-point error handling); so did any variable set past os.environ
     (`os.putenv`, ctypes' `setenv` or `unsetenv`), which the later calls' subprocesses inherited (`cenviron`); so
-    did the interpreter's settings of runstate.SETTINGS it changed, and a standard descriptor it replaced
-    (`os.dup2(devnull, 2)` to quiet a library, left so: nothing a later call printed reached the log)."""
+    did the interpreter's settings of runstate.SETTINGS it changed, a standard descriptor it replaced
+    (`os.dup2(devnull, 2)` to quiet a library, left so: nothing a later call printed reached the log), and a module
+    it replaced or removed in the module table (`_put_back_modules`)."""
 
     def __init__(self) -> None:
         self.cwd, self.environ, self.signals = os.getcwd(), dict(os.environ), handling_now()
@@ -103,12 +124,14 @@ class _Found:
         self.limits, self.settings = limits_now(), settings_now()
         self.standard, self.zone = {fd: (_kept(fd), _file_of(fd)) for fd in STANDARD}, _zone()
         self.held = _held_by_libraries()
+        self.modules = dict(sys.modules)
 
     def put_back(self) -> None:
         """Builtins, decimal context, signal handling (no timer set), limits, umask, SETTINGS, what libraries hold,
         standard descriptors, environment (the time zone it says) and working directory as found; a limit whose hard
         bound the scorer lowered is put back as far as the process may raise it again."""
         put_back_names(vars(builtins), self.builtins)
+        _put_back_modules(self.modules)
         decimal.setcontext(self.decimal.copy())
         self.signals()
         put_back_limits(self.limits)
@@ -128,6 +151,16 @@ class _Found:
             time.tzset()
         with contextlib.suppress(OSError):  # a directory the scorer removed: the calls after go on where they are
             os.chdir(self.cwd)
+
+
+def _put_back_modules(found: dict[str, Any]) -> None:
+    """The modules the first call found in the module table, each put back where a call replaced or removed it
+    (`sys.modules["json"] = stub`: a later call's `import json` took the stub; `del sys.modules["fractions"]`: it
+    imported a second fractions, whose Fraction is not the first's); modules imported since are kept."""
+    modules = sys.modules
+    for name, module in found.items():
+        if modules.get(name) is not module:
+            modules[name] = module
 
 
 def _held_by_libraries() -> list[tuple[Callable[[Any], Any], Any]]:

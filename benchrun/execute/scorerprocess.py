@@ -225,11 +225,13 @@ class ScorerProcess:
         if not _reply_to(oldest and (oldest[0], oldest[1][2]), message):
             self._replace(ErrorInfo(type="ScorerProtocolError", message=_foreign(line)))
             return
-        seq, found, error = message
+        seq, found, error, *ending = message
         future = self._pending.pop(seq)[0]
         if not future.done():
             future.set_result(found if error is None else ErrorInfo(type=error[0], message=error[1]))
         self._since = RUN_CLOCK.now()
+        if ending:  # the call left the process changed past putting back: it ends, and another takes the calls behind
+            self._retire()
 
     def _greeted(self, hello: dict[str, Any]) -> None:
         """The process's first line: ready (what waits is sent), or why it cannot score (every call fails so)."""
@@ -271,11 +273,15 @@ class ScorerProcess:
 
     def _replace(self, error: ErrorInfo) -> None:
         """The oldest call fails with `error`; a new process takes the ones behind it."""
-        self._ready = False
         if self._pending:
             future = self._pending.popitem(last=False)[1][0]
             if not future.done():
                 future.set_result(error)
+        self._retire()
+
+    def _retire(self) -> None:
+        """A new process takes the calls behind the last one answered; this one is ended."""
+        self._ready = False
         self._retired, self._pipe = self._pipe, None  # what it writes from now on answers nothing
         self._replacing = asyncio.ensure_future(self._respawn(self._retired))
 
@@ -330,11 +336,14 @@ def _reply_to(call: tuple[int, str] | None, message: Any) -> bool:
     """Whether `message` is what the scorer process writes in reply to `call` (its seq, the scorer it calls):
     `[seq, metrics, null]`, the metrics as `scoring.metrics` gives them for that scorer (at most MAX_METRICS, each
     named as that scorer's, of at most MAX_NAME characters after it and no control character, finite numbers within
-    MAX_METRIC), or `[seq, null, [type, message]]`. A line user code wrote to the reply pipe in that shape (`[0, {"s":
+    MAX_METRIC), or `[seq, null, [type, message]]`; either with a fourth element, a text, where the call left the
+    process changed past putting back (`scorerleft`: the process ends after it). A line user code wrote to the reply pipe in that shape (`[0, {"s":
     Infinity}, null]`) crashed the run summing an infinite score; one of 100,000 metrics grew the summary to 16 MB."""
-    if not (isinstance(message, list) and len(message) == 3 and call is not None and message[0] == call[0]):
+    if not (isinstance(message, list) and len(message) in (3, 4) and call is not None and message[0] == call[0]):
         return False
-    _, found, error = message
+    _, found, error, *ending = message
+    if ending and not isinstance(ending[0], str):
+        return False
     if error is None:
         return isinstance(found, dict) and 0 < len(found) <= MAX_METRICS and all(
             isinstance(name, str) and _named_for(call[1], name) and type(value) in (int, float) and in_bounds(value)

@@ -43,7 +43,7 @@ from benchrun.execute.executor import Executor
 from benchrun.execute.grading import Grader, Grading
 from benchrun.execute.hosts import Lost, one_server_among, warned
 from benchrun.execute.judging import Judge, Key
-from benchrun.execute.runners.base import Runner
+from benchrun.execute.runners.base import Runner, ServerChanged
 from benchrun.execute.runners.registry import make_judge_runner
 
 
@@ -146,6 +146,8 @@ async def same_to_the_end(runner: Runner, before: str | None, model: str, given:
     `again` is the advice."""
     try:
         now = await runner.digests_now()
+    except ServerChanged as err:
+        raise RunnerError(f"{err}: {again}") from None
     except BenchrunError:
         return
     was = model_digest({"digest": before})  # a GGUF's `sha256:` as a server's digest is read

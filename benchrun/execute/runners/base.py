@@ -49,6 +49,10 @@ class Refused(Exception):
     """A request the server refused in a way another try would not change (a 4xx, or a 5xx saying it is invalid)."""
 
 
+class ServerChanged(RunnerError):
+    """A server that says other things of itself as a run ends than as it began (Ollama's version: upgraded)."""
+
+
 class EngineDied(Exception):
     """The process that runs the model ended (a signal, an abort, the out-of-memory killer): no later request can be
     answered. The run stops as interrupted, as for a lost server; the message says how it ended."""
@@ -371,6 +375,10 @@ class Runner(Protocol):
     async def loaded(self, identity: dict[str, Any]) -> dict[str, Any]:
         """`identity` (`identify`'s) with what a server said of the model as loaded once it answered (Ollama's
         context_length); as it is where nothing more is known."""
+
+    async def seen_whole(self, answered: Completion) -> Completion:
+        """`answered` (fresh, or from the response cache), or Refused (`ContextFull`) where what the server said of it
+        shows the model did not see the chat whole (`contextfull.outgrew`)."""
 
     def request_settings(self) -> dict[str, Any]:
         """Everything each request sends besides the messages and the format (model, options, ...): part of the

@@ -3,8 +3,7 @@
 The engine's process (benchrun.execute.runners.local_engine) loads the model at preflight and makes one generation at a
 time. Whatever ends that process (a signal in llama.cpp, an abort, the out-of-memory killer) costs the run no more
 than a lost server does: the run stops as interrupted, saying what died and with which signal, and `resume`
-finishes it.
-"""
+finishes it."""
 
 from __future__ import annotations
 
@@ -192,8 +191,7 @@ class EngineProcess:
         return Completion(**reply["completion"])
 
     async def close(self) -> None:
-        """End the process: it finishes (or stops) what it is doing and exits; killed if it does not within
-        STOP_GRACE_S."""
+        """End the process: it finishes (or stops) what it is doing and exits; killed if not within STOP_GRACE_S."""
         if self._proc is None:
             return
         for number in list(self._pending):
@@ -364,8 +362,7 @@ class LocalRunner:
         return greeting
 
     async def complete(self, messages: list[Message], schema: dict[str, Any], seed: int | None = None) -> Completion:
-        """One generation; called off (a deadline, a signal), it stops at its next token and the model is free
-        again before this returns."""
+        """One generation; called off (a deadline, a signal), it stops at its next token, the model free again."""
         bounded = bounded_strings(schema, self.config.max_string_length)
         async with self._lock:
             return await self._engine.generate(messages, bounded, seed)
@@ -387,6 +384,9 @@ class LocalRunner:
 
     async def loaded(self, identity: dict[str, Any]) -> dict[str, Any]:
         return identity
+
+    async def seen_whole(self, answered: Completion) -> Completion:
+        return answered  # the engine refuses a chat its context cannot hold before answering (ContextFull)
 
     async def aclose(self) -> None:
         """Stop a generation still running (at its next token) and end the engine's process."""

@@ -16,7 +16,6 @@ from benchrun.core.secrets import SECRETS
 from benchrun.core.serverurls import http_url
 from benchrun.core.settings import OLLAMA_KEY_ENV, OllamaConfig
 from benchrun.core.text import NotJSON, names_listed, one_line, writable_data
-from benchrun.core.yamlfile import MAX_INT
 from benchrun.execute.boundary import TooLarge, described
 from benchrun.execute.runners.base import (
     BrokenAnswer,
@@ -24,6 +23,7 @@ from benchrun.execute.runners.base import (
     Completion,
     Refused,
     Retryable,
+    ServerChanged,
     Unreachable,
     asked_again,
     json_kind,
@@ -36,6 +36,7 @@ from benchrun.execute.runners.base import (
     unproxied,
     with_seed,
 )
+from benchrun.execute.runners.contextfull import outgrew, stated
 from benchrun.execute.runners.errorbody import status_said
 from benchrun.execute.runners.http import client_options
 from benchrun.execute.runners.localadvice import LocalAdvice
@@ -66,6 +67,8 @@ class OllamaRunner:
         """The context length the server loaded the model with, asked once after its first answer (`_loaded_with`)."""
         self._loaded_by = 0.0
         """When the answers stop waiting for it (the loop's clock)."""
+        self._began: str | None = None
+        """The server's version as `identify` found it (none where it said none)."""
 
     def _http(self) -> dict[str, Any]:
         options = client_options(self.config)
@@ -79,7 +82,7 @@ class OllamaRunner:
         listed = await self._listed_model()
         shown = await self._call(lambda: self.client.show(listed.model))
         self._can_answer(listed.model, list(shown.capabilities or []))
-        version = await self._call(self._version)
+        version = self._began = await self._call(self._version)
         return described({
             "name": listed.model, "digest": listed.digest, "size": listed.size,
             "details": listed.details.model_dump(exclude_none=True) if listed.details else {},
@@ -111,8 +114,16 @@ class OllamaRunner:
         return otherwise
 
     async def digests_now(self) -> dict[str, str | None]:
-        """The digest as `identify` keeps it (writable), so that one the server writes oddly compares as itself."""
-        return writable_data({self.host: (await self._listed_model(DIGEST_CHECK)).digest})
+        """The digest as `identify` keeps it (writable), so that one the server writes oddly compares as itself;
+        ServerChanged where the server says another version than it did then (upgraded mid-run: the answers came
+        from two builds of its engine, and the run's identity names one)."""
+        digest = (await self._listed_model(DIGEST_CHECK)).digest
+        now = await self._call(self._version, asking=DIGEST_CHECK) if self._began else None
+        if now and now != self._began:
+            raise ServerChanged(f"Ollama at {self.host} changed version while it was asked: {self._began!r} when it "
+                                f"began, {now!r} as it ended (upgraded?); the answers may come from either build and "
+                                "cannot be told apart, and the run's identity names the first")
+        return writable_data({self.host: digest})
 
     async def _version(self) -> str | None:
         """The server's version, asked as the official client asks the rest (which has no call for it): with
@@ -244,36 +255,43 @@ class OllamaRunner:
         if (reason := response.done_reason) in UNASKED:
             raise BrokenAnswer(f"the answer says the server only {UNASKED[reason]} the model (done_reason: {reason}), "
                                "as Ollama answers a chat of no messages: no answer to this one, not taken as one")
-        await self._seen_whole(response.prompt_eval_count, response.eval_count)
-        return Completion.model_construct(  # from the client's validated ChatResponse: no second validation
+        return await self._seen(Completion.model_construct(  # from the client's validated ChatResponse: not again
             text=response.message.content or "", done_reason=response.done_reason,
             extra={**_thought(response.message, aside), **_served(response.model, self.model)},
             prompt_tokens=response.prompt_eval_count, completion_tokens=response.eval_count,
             durations_ns={name.removesuffix("_duration"): getattr(response, name)
                           for name in DURATIONS if getattr(response, name) is not None},
-        )
+        ), fresh=True)
 
-    async def _seen_whole(self, chat: Any, answer: Any) -> None:
-        """Refused (ContextFull, as the embedded engine's) where the counts Ollama gives say the chat and its answer
-        did not fit in the model's context (`_context`): Ollama cuts such a chat (or drops its start to go on
-        answering) and says nothing, so the model did not see it whole. Counts no server measured (negative, past
+    async def seen_whole(self, answered: Completion) -> Completion:
+        """A cached answer as `_seen` takes it."""
+        return await self._seen(answered, fresh=False)
+
+    async def _seen(self, answered: Completion, fresh: bool) -> Completion:
+        """`answered`, or Refused (ContextFull, as the embedded engine's) where the counts Ollama gave say the chat and
+        its answer did not fit in the model's context (`_context`): Ollama cuts such a chat (or drops its start to go
+        on answering) and says nothing, so the model did not see it whole. Counts no server measured (negative, past
         JSON's integers) say nothing (`boundary._counted` does not report them)."""
-        context, answer = await self._context(), answer if isinstance(answer, int) else 0
-        if not (context and isinstance(chat, int) and 0 <= min(chat, answer) <= max(chat, answer) <= MAX_INT):
-            return
-        if chat >= context or chat + answer > context:
+        chat, answer = answered.prompt_tokens, answered.completion_tokens or 0
+        context = await self._context(fresh)
+        if outgrew(chat, answer, context):
             advice = LocalAdvice(self.config.key("model"), self.config.key("options.num_ctx"), self.config.asked_again)
             raise Refused(f"ContextFull: the chat and its answer are {chat} + {answer} tokens as Ollama counted them, "
                           f"and the model's context holds {context} ({self._context_said(advice)}): Ollama cut the "
                           f"chat to fit, so the model did not see it whole; {advice.larger_context()}")
+        return answered
 
-    async def _context(self) -> int | None:
+    async def _context(self, fresh: bool) -> int | None:
         """The context the model answers in: runner.options.num_ctx where given, else the length the server says it
-        loaded the model with (asked once, after the first answer, waited for until LOADED_WAIT_S after that)."""
+        loaded the model with (asked once, after the first `fresh` answer, waited for until LOADED_WAIT_S after that:
+        before one, as a run's first answers come from the response cache, the model may not be loaded, and the
+        server would say nothing of it)."""
+        asked = self.config.options.get("num_ctx")
+        if self._loading is None and not fresh:
+            return asked if isinstance(asked, int) and asked > 0 else None
         if self._loading is None:
             self._loading = asyncio.ensure_future(self._loaded_with())
             self._loaded_by = asyncio.get_running_loop().time() + min(self.config.timeout_s, LOADED_WAIT_S)
-        asked = self.config.options.get("num_ctx")
         if isinstance(asked, int) and asked > 0:
             return asked
         return await self._loaded_length(self._loading, self._loaded_by - asyncio.get_running_loop().time())
@@ -302,8 +320,7 @@ class OllamaRunner:
             return None
         lengths = {entry.context_length for entry in loaded
                    if same_model_name(str(entry.model or entry.name), self.model)}
-        length = lengths.pop() if len(lengths) == 1 else None
-        return length if length is not None and 0 < length <= MAX_INT else None
+        return stated(lengths.pop()) if len(lengths) == 1 else None
 
     async def loaded(self, identity: dict[str, Any]) -> dict[str, Any]:
         """`identity` with the context length the server loaded the model with (`context_length`), once it answered

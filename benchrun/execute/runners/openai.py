@@ -31,6 +31,7 @@ from benchrun.execute.runners.base import (
     unproxied,
     with_seed,
 )
+from benchrun.execute.runners.contextfull import LLAMACPP, outgrew, props_context, stated
 from benchrun.execute.runners.errorbody import Said, error_said, not_json, reason_of, server_message, status_said
 from benchrun.execute.runners.http import client_options
 from benchrun.execute.runners.llamaschema import readable
@@ -68,6 +69,8 @@ class OpenAIRunner:
         """The served model the preflight's probe answer named (runner.structured=auto), if the server named one."""
         self._says_weights = False
         """Whether the model's entry in GET /models said at the preflight what weights are behind it (`weights_said`)."""
+        self._context: tuple[int, str] | None = None
+        """The context the server states (`_stated_context`) and where, None where it states none."""
         self.client = httpx.AsyncClient(base_url=self.base_url, headers=_auth(self._key),
                                         **client_options(config))
 
@@ -77,6 +80,7 @@ class OpenAIRunner:
         entry = await self._entry()
         self.dialect = await self._dialect()
         self._says_weights = pinned_as({"details": _details(entry)}) is not None
+        self._context = await self._stated_context(entry)
         return described({
             "name": entry["id"], "owned_by": entry.get("owned_by"), "created": entry.get("created"),
             "details": _details(entry), "base_url": self.base_url,
@@ -214,12 +218,35 @@ class OpenAIRunner:
             said = status_said(response.status_code, self._server_message(response))
         else:
             try:
-                return completion_of(response)
+                answered = completion_of(response)
             except Retryable as err:  # a 200 whose body is an error worth another try: its Retry-After heeded too
                 said = Said(True, str(err))
+            else:
+                return await self.seen_whole(answered)
         if said.retry:
             raise asked_again(said.line, response.headers, self.config) from APIError(said.line)
         raise APIError(said.line)
+
+    async def _stated_context(self, entry: dict[str, Any]) -> tuple[int, str] | None:
+        """The context the model's GET /models entry states (vLLM's `max_model_len`), or llama.cpp's server its GET
+        /props (asked only of a server whose entry says it is llama.cpp's), with where it said so."""
+        if length := stated(entry.get("max_model_len")):
+            return length, f"max_model_len, as GET /models at {self.base_url} states it"
+        if entry.get("owned_by") == LLAMACPP and (length := await props_context(self.client, self.base_url,
+                                                                                self.config.timeout_s)):
+            return length, f"n_ctx, as GET /props of the server at {self.base_url} states it"
+        return None
+
+    async def seen_whole(self, answered: Completion) -> Completion:
+        """`answered`, or Refused (ContextFull, as Ollama's) where its usage says the chat and its answer outgrew the
+        context the server states (`_context`): the server cut the chat to fit, so the model did not see it whole."""
+        chat, answer = answered.prompt_tokens, answered.completion_tokens or 0
+        if self._context and outgrew(chat, answer, self._context[0]):
+            raise Refused(f"ContextFull: the chat and its answer are {chat} + {answer} tokens as the server counted "
+                          f"them (usage), and the model's context holds {self._context[0]} ({self._context[1]}): the "
+                          "server cut the chat to fit, so the model did not see it whole; serve the model with a "
+                          "longer context, or shorten the chat")
+        return answered
 
     def _format(self, schema: dict[str, Any], dialect: str) -> dict[str, Any]:
         key = f"{dialect} {json.dumps(schema, sort_keys=True)}"
