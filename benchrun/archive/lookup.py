@@ -13,6 +13,7 @@ from benchrun.core.advice import audit_command
 from benchrun.core.errors import ArchiveError, reading
 from benchrun.core.home import expanded
 from benchrun.core.layout import MULTIRUN_FILE, RUN, SWEEP_FILE, number_in
+from benchrun.core.procfs import kernel_devices
 
 
 def run_dirs(root: PathLike = DEFAULT_ROOT) -> Iterator[Path]:
@@ -25,15 +26,18 @@ def _walk(root: str) -> Iterator[str | ArchiveError]:
     """`run_dirs` as plain strings (a Path per directory visited costs more than reading its run.json), depth first
     in name order, and for a directory that cannot be listed the error saying so. Each directory is visited once,
     known by its device and inode, so a loop of symbolic links ends and a run linked twice is found once; a link in
-    a sweep's directory is not followed (`sweep_jobs`)."""
+    a sweep's directory is not followed (`sweep_jobs`). A folder on one of the kernel's pseudo file systems (/proc,
+    /sys, /dev: `core.procfs.kernel_devices`) is passed over, as no run is written there: `list /` walked them for
+    minutes, printing nothing."""
     seen: set[tuple[int, int]] = set()
+    kernel = kernel_devices()
     stack = [root]
     while stack:
         folder = stack.pop()
         try:
             with reading(folder):
                 status = os.stat(folder)
-                if (status.st_dev, status.st_ino) in seen:
+                if (status.st_dev, status.st_ino) in seen or status.st_dev in kernel:
                     continue
                 seen.add((status.st_dev, status.st_ino))
                 entries = sorted(os.scandir(folder), key=lambda e: e.name, reverse=True)

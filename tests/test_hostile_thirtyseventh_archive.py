@@ -1,0 +1,47 @@
+"""Hostile input, thirty-seventh pass, the archive and audit side (what the thirty-sixth left, then a fresh pass): the
+cases it found bad, each with the rule it now obeys.
+
+1. `list /` (or a root holding a link to /proc or /sys) walked the kernel's pseudo file systems, listing 22,000
+   folders of /proc as unreadable runs and taking a minute to print; a folder on one of them (proc, sysfs, cgroup,
+   debugfs, ...: `core.procfs.kernel_devices`, shared) is passed over, no run being written there
+   (`archive.lookup._walk`); a run reached through a link, or on another real mount, is found as before
+2. `export`/`report --output P` with P legal but within 26 bytes of PATH_MAX: `file name too long writing P`, the
+   temporary file beside P the one too long; it is made and renamed from its folder (`archive.atomic._folder`)
+"""
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from tests.helpers.archives import synthetic_run
+from tests.helpers.auditcli import audit
+from tests.helpers.p37_archive import deep_folder
+
+# -- what the thirty-sixth pass left -----------------------------------------------------------------------------------
+
+
+def test_list_passes_over_the_kernels_pseudo_file_systems_and_finds_runs_through_links(tmp_path):
+    root, elsewhere = tmp_path / "root", tmp_path / "elsewhere"
+    run_dir = synthetic_run(root / "r", [1, 0])
+    linked = synthetic_run(elsewhere / "s", [1], run_id="6" * 12)
+    for name, target in (("proc", "/proc"), ("sys", "/sys"), ("more", str(elsewhere))):
+        (root / name).symlink_to(target)
+    listed = json.loads(audit(tmp_path, "list", str(root), "--json").stdout)
+    assert [(entry["path"], entry["status"]) for entry in listed] == [
+        (str(root / "more" / "s"), "completed"), (str(run_dir), "completed")]
+    assert linked.is_dir()
+
+
+@pytest.mark.parametrize("size", [4080, 4095])
+def test_export_and_report_write_a_legal_output_path_near_path_max(tmp_path, size):
+    run_dir = synthetic_run(tmp_path / "r", [1, 0])
+    exported, reported = deep_folder(tmp_path, size, "export"), deep_folder(tmp_path, size, "report")
+    done = audit(tmp_path, "export", str(run_dir), "--output", str(exported))
+    assert (done.returncode, done.stderr) == (0, "")
+    assert exported.read_text() == audit(tmp_path, "export", str(run_dir)).stdout
+    done = audit(tmp_path, "report", str(run_dir), "--output", str(reported))
+    assert (done.returncode, done.stderr) == (0, "")
+    assert reported.read_text().startswith("<!DOCTYPE html>")
+    assert sorted(os.listdir(exported.parent)) == ["export", "report"]
