@@ -7,6 +7,8 @@ cases it found bad, each with the rule it now obeys.
    (`archive.lookup._walk`); a run reached through a link, or on another real mount, is found as before
 2. `export`/`report --output P` with P legal but within 26 bytes of PATH_MAX: `file name too long writing P`, the
    temporary file beside P the one too long; it is made and renamed from its folder (`archive.atomic._folder`)
+3. `verify .` (or show, export) in a run's `rescores/001/` or `rescores/`: `not a run directory (no run.json)`; the
+   error names the run they belong to, with which they are read (`archive.lookup._rescores_of`)
 """
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ import pytest
 
 from tests.helpers.archives import synthetic_run
 from tests.helpers.auditcli import audit
+from tests.helpers.p28_archive import rescored
 from tests.helpers.p37_archive import deep_folder
 
 # -- what the thirty-sixth pass left -----------------------------------------------------------------------------------
@@ -45,3 +48,14 @@ def test_export_and_report_write_a_legal_output_path_near_path_max(tmp_path, siz
     assert (done.returncode, done.stderr) == (0, "")
     assert reported.read_text().startswith("<!DOCTYPE html>")
     assert sorted(os.listdir(exported.parent)) == ["export", "report"]
+
+
+@pytest.mark.parametrize(("where", "said"), [("rescores/001", "rescore 001"), ("rescores", "the rescores/ folder")])
+def test_an_audit_command_in_a_runs_rescores_names_the_run_they_belong_to(tmp_path, where, said):
+    run_dir = rescored(tmp_path)
+    told = f"it is {said} of the run in {run_dir}: name that run, with which it is read"
+    for command, why in (("verify", "not a run directory (no run.json)"),
+                         ("export", "neither a run nor a sweep directory (no run.json in it or the folders directly "
+                                    "in it)")):
+        done = audit(run_dir / where, command, ".")
+        assert (done.returncode, done.stdout, done.stderr) == (4, "", f"benchrun: error: in '.': {why}; {told}\n")

@@ -12,7 +12,7 @@ from benchrun.archive.reader import DEFAULT_ROOT, PathLike, Run, load_run
 from benchrun.core.advice import audit_command
 from benchrun.core.errors import ArchiveError, reading
 from benchrun.core.home import expanded
-from benchrun.core.layout import MULTIRUN_FILE, RUN, SWEEP_FILE, number_in
+from benchrun.core.layout import MULTIRUN_FILE, RESCORES, RUN, SWEEP_FILE, number_in
 from benchrun.core.procfs import kernel_devices
 
 
@@ -154,6 +154,8 @@ def _runs_in(folder: Path) -> str:
     """Where the runs of a folder that is no run's are, as an error says it: a sweep's jobs, the runs in it (a dated
     folder of runs is no sweep's), the runs a retry or a merge made in a sweep's directory holding no job, or runs
     deeper in it."""
+    if held := _rescores_of(folder):
+        return held
     found, later = sweep_jobs(folder)
     if jobs := [d for d, _ in found if os.path.lexists(d / RUN)]:
         held = "it is a sweep's directory: name one of its jobs" if is_sweep(folder) else "it holds runs: name one"
@@ -162,6 +164,17 @@ def _runs_in(folder: Path) -> str:
         return f"; it holds only runs made in it later by a retry or a merge: name one ({_some([r.path for r in later])})"
     deeper = next(run_dirs(folder), None)  # an archive's root: its runs lie deeper, in dated folders
     return f"; runs lie deeper in it ({deeper}): name them ({audit_command('list', folder)})" if deeper else ""
+
+
+def _rescores_of(folder: Path) -> str:
+    """Said of a run's rescores/ folder, or of one rescore in it (`verify .` there): the run whose it is, with which
+    its readers read it."""
+    whole = Path(os.path.abspath(folder))
+    if whole.name == RESCORES and os.path.isfile(whole.parent / RUN):
+        return f"; it is the {RESCORES}/ folder of the run in {whole.parent}: name that run, with which it is read"
+    if whole.parent.name == RESCORES and os.path.isfile(whole.parent.parent / RUN):
+        return f"; it is rescore {whole.name} of the run in {whole.parent.parent}: name that run, with which it is read"
+    return ""
 
 
 def _some(paths: list[Path]) -> str:
