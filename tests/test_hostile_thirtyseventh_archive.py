@@ -9,6 +9,14 @@ cases it found bad, each with the rule it now obeys.
    temporary file beside P the one too long; it is made and renamed from its folder (`archive.atomic._folder`)
 3. `verify .` (or show, export) in a run's `rescores/001/` or `rescores/`: `not a run directory (no run.json)`; the
    error names the run they belong to, with which they are read (`archive.lookup._rescores_of`)
+
+A fresh pass:
+
+4. standard output a file under a file-size limit (`ulimit -f`) with PYTHONUNBUFFERED=1 (or `python -u`; Docker
+   images and CI set it): `list ROOT > FILE` wrote the first 1,024 bytes of its table and exited 0, without a word;
+   Python's unbuffered text stream drops what a write the system takes in part leaves; standard output (and error)
+   is written through a buffer flushed after each write, which writes the rest or fails, said as every failed
+   write of standard output is (`core.stdfds.whole_writes`, shared)
 """
 from __future__ import annotations
 
@@ -20,7 +28,7 @@ import pytest
 from tests.helpers.archives import synthetic_run
 from tests.helpers.auditcli import audit
 from tests.helpers.p28_archive import rescored
-from tests.helpers.p37_archive import deep_folder
+from tests.helpers.p37_archive import audit_into_file, deep_folder
 
 # -- what the thirty-sixth pass left -----------------------------------------------------------------------------------
 
@@ -59,3 +67,15 @@ def test_an_audit_command_in_a_runs_rescores_names_the_run_they_belong_to(tmp_pa
                                     "in it)")):
         done = audit(run_dir / where, command, ".")
         assert (done.returncode, done.stdout, done.stderr) == (4, "", f"benchrun: error: in '.': {why}; {told}\n")
+
+
+# -- a fresh pass ------------------------------------------------------------------------------------------------------
+
+
+def test_standard_output_cut_short_by_a_file_size_limit_unbuffered_is_said(tmp_path):
+    synthetic_run(tmp_path / "r", [0.5] * 300)
+    done = audit_into_file(tmp_path, tmp_path / "out.txt", 1024, "list", ".")
+    assert (done.returncode, done.stderr) == (4, "benchrun: error: file too large for this process's file-size limit "
+                                                 "(ulimit -f: 1024 bytes) writing standard output: what was printed "
+                                                 "was cut short, not what was recorded\n")
+    assert (tmp_path / "out.txt").stat().st_size == 1024

@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import os
+import resource
+import subprocess
+import sys
 from pathlib import Path
+
+from benchrun.testing.inprocess import child_env
 
 
 def deep_folder(root: Path, size: int, name: str) -> Path:
@@ -16,3 +21,15 @@ def deep_folder(root: Path, size: int, name: str) -> Path:
     path = folder / name
     assert len(os.fsencode(path)) == size, (len(os.fsencode(path)), size)
     return path
+
+
+def audit_into_file(cwd: Path, output: Path, size_limit: int, *args: str) -> subprocess.CompletedProcess:
+    """A real `benchrun-audit ARGS` process in `cwd`, its standard output the file `output`, under a file-size limit
+    (`ulimit -f`) of `size_limit` bytes, unbuffered (PYTHONUNBUFFERED=1, as Docker images and CI set it)."""
+    def limited() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (size_limit, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
+
+    with open(output, "wb") as file:
+        return subprocess.run([sys.executable, "-m", "benchrun.audit", *args], cwd=cwd, stdout=file,
+                              stderr=subprocess.PIPE, text=True, preexec_fn=limited, timeout=60,
+                              env=child_env({"PYTHONUNBUFFERED": "1"}))
