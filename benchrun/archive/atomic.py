@@ -118,7 +118,7 @@ def _folder(tmp: Path) -> Iterator[int | None]:
     if len(os.fsencode(tmp)) < PATH_MAX:
         yield None
         return
-    fd = os.open(tmp.parent, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+    fd = os.open(tmp.parent, getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
         yield fd
     finally:
