@@ -17,6 +17,10 @@ A fresh pass:
    Python's unbuffered text stream drops what a write the system takes in part leaves; standard output (and error)
    is written through a buffer flushed after each write, which writes the rest or fails, said as every failed
    write of standard output is (`core.stdfds.whole_writes`, shared)
+5. an audit command run in a working directory deleted since the shell entered it (as the run side refuses since the
+   seventh pass): `verify /abs/RUN`, `rescore /abs/RUN --scorers /abs/F`, `export /abs/RUN --output rel.csv` said
+   `no such file or directory`, naming nothing; an OSError naming no file, when the working directory cannot be had,
+   is said to be that (`core.errors.cwd_gone`, shared, and the run side's check made of it)
 """
 from __future__ import annotations
 
@@ -27,8 +31,8 @@ import pytest
 
 from tests.helpers.archives import synthetic_run
 from tests.helpers.auditcli import audit
-from tests.helpers.p28_archive import rescored
-from tests.helpers.p37_archive import audit_into_file, deep_folder
+from tests.helpers.p28_archive import ONE, rescored
+from tests.helpers.p37_archive import audit_in_deleted_folder, audit_into_file, deep_folder
 
 # -- what the thirty-sixth pass left -----------------------------------------------------------------------------------
 
@@ -79,3 +83,17 @@ def test_standard_output_cut_short_by_a_file_size_limit_unbuffered_is_said(tmp_p
                                                  "(ulimit -f: 1024 bytes) writing standard output: what was printed "
                                                  "was cut short, not what was recorded\n")
     assert (tmp_path / "out.txt").stat().st_size == 1024
+
+
+@pytest.mark.parametrize("args", [("verify", "r"), ("rescore", "r", "--scorers", "mine.py", "--only"),
+                                  ("export", "r", "--output", "x.csv")])
+def test_an_audit_command_in_a_deleted_working_directory_says_so(tmp_path, args):
+    run_dir = synthetic_run(tmp_path / "r", [1, 0])
+    (tmp_path / "mine.py").write_text(ONE)
+    before = sorted(os.listdir(run_dir))
+    gone = tmp_path / "gone"
+    done = audit_in_deleted_folder(gone, *(str(tmp_path / arg) if arg in ("r", "mine.py") else arg for arg in args))
+    assert (done.returncode, done.stdout, done.stderr) == (
+        4, "", f"benchrun: error: the working directory {gone}: no such file or directory (deleted since the shell "
+               "entered it?); cd to a directory that exists\n")
+    assert sorted(os.listdir(run_dir)) == before

@@ -33,3 +33,11 @@ def audit_into_file(cwd: Path, output: Path, size_limit: int, *args: str) -> sub
         return subprocess.run([sys.executable, "-m", "benchrun.audit", *args], cwd=cwd, stdout=file,
                               stderr=subprocess.PIPE, text=True, preexec_fn=limited, timeout=60,
                               env=child_env({"PYTHONUNBUFFERED": "1"}))
+
+
+def audit_in_deleted_folder(folder: Path, *args: str) -> subprocess.CompletedProcess:
+    """A real `benchrun-audit ARGS` process whose working directory `folder` was deleted after its shell entered it."""
+    folder.mkdir()
+    script = 'cd "$1" && rmdir "$1" && shift && exec "$@"'
+    return subprocess.run(["sh", "-c", script, "sh", str(folder), sys.executable, "-m", "benchrun.audit", *args],
+                          capture_output=True, text=True, timeout=60, env=child_env())
