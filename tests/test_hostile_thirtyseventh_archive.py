@@ -21,11 +21,16 @@ A fresh pass:
    seventh pass): `verify /abs/RUN`, `rescore /abs/RUN --scorers /abs/F`, `export /abs/RUN --output rel.csv` said
    `no such file or directory`, naming nothing; an OSError naming no file, when the working directory cannot be had,
    is said to be that (`core.errors.cwd_gone`, shared, and the run side's check made of it)
+6. `rescore RUN --scorers mine.py` with mine.py in a folder whose path is not UTF-8 (`b\\xffd/`): a
+   UnicodeEncodeError's traceback (naming the module, then writing rescore.json, which records the file's path as
+   text); refused before anything is written, as the run side refuses such a working directory
+   (`audit.rescorers.load_scorers`)
 """
 from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 
 import pytest
 
@@ -97,3 +102,15 @@ def test_an_audit_command_in_a_deleted_working_directory_says_so(tmp_path, args)
         4, "", f"benchrun: error: the working directory {gone}: no such file or directory (deleted since the shell "
                "entered it?); cd to a directory that exists\n")
     assert sorted(os.listdir(run_dir)) == before
+
+
+def test_a_rescore_whose_scorer_files_path_is_not_utf8_is_refused_in_one_line(tmp_path):
+    folder = os.fsencode(tmp_path) + b"/b\xffd"
+    os.mkdir(folder)
+    run_dir = synthetic_run(Path(os.fsdecode(folder)) / "r", [1, 0])
+    Path(os.fsdecode(folder), "mine.py").write_text(ONE)
+    done = audit(run_dir.parent, "rescore", "r", "--scorers", "mine.py", "--only")
+    assert (done.returncode, done.stdout, done.stderr) == (
+        2, "", f"benchrun: error: in 'mine.py': the scorer file's path {tmp_path}/b\\xffd/mine.py is not UTF-8 text, "
+               "and rescore.json records it as text; nothing was written; move the file to a folder whose path is\n")
+    assert not (run_dir / "rescores").exists()
