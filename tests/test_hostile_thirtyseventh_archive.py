@@ -25,11 +25,17 @@ A fresh pass:
    UnicodeEncodeError's traceback (naming the module, then writing rescore.json, which records the file's path as
    text); refused before anything is written, as the run side refuses such a working directory
    (`audit.rescorers.load_scorers`)
+7. an archive on a disk Windows used, whose recycle bin (`$RECYCLE.BIN/S-1-5-.../$R...`) holds a run deleted in
+   Explorer: `list` listed the deleted run as a live one, and `show ID` was refused, `run id ... is the id of 2 run
+   directories (copies of one run?)`; as of fsck's `lost+found` (which only root may read) and `System Volume
+   Information`: the folders an operating system keeps for itself are passed over, as hidden ones (`.Trash-1000`)
+   were (`archive.lookup._os_kept`)
 """
 from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -114,3 +120,14 @@ def test_a_rescore_whose_scorer_files_path_is_not_utf8_is_refused_in_one_line(tm
         2, "", f"benchrun: error: in 'mine.py': the scorer file's path {tmp_path}/b\\xffd/mine.py is not UTF-8 text, "
                "and rescore.json records it as text; nothing was written; move the file to a folder whose path is\n")
     assert not (run_dir / "rescores").exists()
+
+
+def test_the_folders_an_operating_system_keeps_are_passed_over_as_hidden_ones(tmp_path):
+    run_dir = synthetic_run(tmp_path / "runs" / "r", [1, 0])
+    for kept in ("$RECYCLE.BIN/S-1-5-21-1/$R7QK2X1", "$Recycle.Bin/$RA", "lost+found/#1234",
+                 "System Volume Information/r", "RECYCLER/r"):
+        shutil.copytree(run_dir, tmp_path / kept)
+    listed = json.loads(audit(tmp_path, "list", str(tmp_path), "--json").stdout)
+    assert [entry["path"] for entry in listed] == [str(run_dir)]
+    done = audit(tmp_path, "show", "5555", "--root", str(tmp_path), "--json")
+    assert (done.returncode, json.loads(done.stdout)["path"]) == (0, str(run_dir))

@@ -26,9 +26,9 @@ def _walk(root: str) -> Iterator[str | ArchiveError]:
     """`run_dirs` as plain strings (a Path per directory visited costs more than reading its run.json), depth first
     in name order, and for a directory that cannot be listed the error saying so. Each directory is visited once,
     known by its device and inode, so a loop of symbolic links ends and a run linked twice is found once; a link in
-    a sweep's directory is not followed (`sweep_jobs`). A folder on one of the kernel's pseudo file systems (/proc,
-    /sys, /dev: `core.procfs.kernel_devices`) is passed over, as no run is written there: `list /` walked them for
-    minutes, printing nothing."""
+    a sweep's directory is not followed (`sweep_jobs`); hidden folders and those an operating system keeps
+    (`_os_kept`) are passed over, and so is a folder on one of the kernel's pseudo file systems (/proc, /sys and the
+    like: `core.procfs.kernel_devices`), where no run is written: `list /` walked them for minutes."""
     seen: set[tuple[int, int]] = set()
     kernel = kernel_devices()
     stack = [root]
@@ -48,8 +48,20 @@ def _walk(root: str) -> Iterator[str | ArchiveError]:
         if run_or_too_long(folder):  # a run.json that is no file (a link to nowhere) is unreadable
             yield folder
         linked_jobs = any(entry.is_symlink() for entry in entries) and is_sweep(Path(folder))
-        stack += [entry.path for entry in entries if not entry.name.startswith(".") and _is_dir(entry)
+        stack += [entry.path for entry in entries if not _os_kept(entry.name) and _is_dir(entry)
                   and not (linked_jobs and entry.is_symlink())]  # a link in a sweep's directory is none of its jobs
+
+
+OS_KEPT = frozenset({"$recycle.bin", "recycler", "system volume information", "lost+found"})
+"""Folders an operating system keeps for itself at a disk's top, by name in lower case: Windows' recycle bin (the
+runs deleted in Explorer, listed and taken for copies of live ones) and its system folder, and fsck's lost+found
+(which only root may read: a row `unreadable` in every list of the disk). Hidden ones (`.Trash-1000`, `.Trashes`,
+`.Spotlight-V100`) begin with a dot."""
+
+
+def _os_kept(name: str) -> bool:
+    """Whether the folder `name` is hidden or one an operating system keeps (OS_KEPT): no run is made there."""
+    return name.startswith(".") or name.lower() in OS_KEPT
 
 
 def _is_dir(entry: os.DirEntry[str]) -> bool:
