@@ -122,7 +122,9 @@ def display_streams() -> None:
 
 def output_lost() -> str | None:
     """The line saying standard output failed, when more than a reader that stopped early (EPIPE) made it fail: a
-    full disk, say; None when it did not."""
+    full disk, say; None when it did not. What is still buffered (written to `sys.stdout.buffer`) is written first."""
+    if isinstance(sys.stdout, Display):
+        sys.stdout.flush()
     failure = sys.stdout.failure if isinstance(sys.stdout, Display) else None
     if failure is None or failure.errno == errno.EPIPE:
         return None
