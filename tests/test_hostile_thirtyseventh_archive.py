@@ -30,6 +30,9 @@ A fresh pass:
    directories (copies of one run?)`; as of fsck's `lost+found` (which only root may read) and `System Volume
    Information`: the folders an operating system keeps for itself are passed over, as hidden ones (`.Trash-1000`)
    were (`archive.lookup._os_kept`)
+8. a run in iCloud Drive whose record file macOS moved to the cloud ("Optimise Mac Storage"), leaving its
+   placeholder `.responses.jsonl.icloud`: show, export, report and rescore said `its records are gone`, verify
+   `missing`; each says where the file is and what to do (`core.filebytes.in_cloud`, shared)
 """
 from __future__ import annotations
 
@@ -131,3 +134,15 @@ def test_the_folders_an_operating_system_keeps_are_passed_over_as_hidden_ones(tm
     assert [entry["path"] for entry in listed] == [str(run_dir)]
     done = audit(tmp_path, "show", "5555", "--root", str(tmp_path), "--json")
     assert (done.returncode, json.loads(done.stdout)["path"]) == (0, str(run_dir))
+
+
+def test_a_record_file_icloud_drive_moved_to_the_cloud_is_said_to_be_there(tmp_path):
+    run_dir = synthetic_run(tmp_path / "r", [1, 0])
+    os.rename(run_dir / "responses.jsonl", run_dir / ".responses.jsonl.icloud")
+    cloud = (f"iCloud Drive keeps it in the cloud (.responses.jsonl.icloud in its place), not on this disk: download "
+             f"it (`brctl download {run_dir}/responses.jsonl`, or open its folder in Finder), then try again")
+    done = audit(tmp_path, "show", str(run_dir))
+    assert (done.returncode, done.stderr) == (
+        4, f"benchrun: error: in '{run_dir}': run 555555555555 has no responses.jsonl: {cloud}\n")
+    said = [line for line in audit(tmp_path, "verify", str(run_dir)).stdout.splitlines() if line.startswith("FAIL")]
+    assert said == [f"FAIL  responses.jsonl: missing (2 lines, 512 bytes when the run finished): {cloud}"]

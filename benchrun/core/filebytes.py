@@ -33,10 +33,22 @@ def not_a_file(mode: int) -> str | None:
     return None if stat.S_ISREG(mode) else KINDS.get(stat.S_IFMT(mode), "not a regular file")
 
 
-def missing(path: Path) -> str:
+def missing(path: Path, held: str = "") -> str:
     """Why `path`, which is not a regular file, is not there: `missing`, or what stands in its place (`a named pipe
-    (FIFO) in its place`)."""
-    return f"{not_a_file(path.stat().st_mode)} in its place" if path.exists() else "missing"
+    (FIFO) in its place`), with what it `held` (in parentheses), and where iCloud Drive keeps it (`in_cloud`)."""
+    there = path.exists()
+    what = (f"{not_a_file(path.stat().st_mode)} in its place" if there else "missing") + (f" ({held})" if held else "")
+    return f"{what}: {cloud}" if not there and (cloud := in_cloud(path)) else what
+
+
+def in_cloud(path: Path) -> str | None:
+    """What to do about a file iCloud Drive moved to the cloud, leaving its placeholder `.NAME.icloud` beside where it
+    was (macOS's "Optimise Mac Storage"); None where there is none."""
+    stub = path.with_name(f".{path.name}.icloud")
+    if not os.path.lexists(stub):
+        return None
+    return (f"iCloud Drive keeps it in the cloud ({stub.name} in its place), not on this disk: download it "
+            f"(`brctl download {path}`, or open its folder in Finder), then try again")
 
 
 def read_bounded(path: Path, rel: str, error: type[BenchrunError] = TaskError, limit: int | None = MAX_FILE_BYTES,
