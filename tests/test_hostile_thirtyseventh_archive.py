@@ -32,7 +32,9 @@ A fresh pass:
    were (`archive.lookup._os_kept`)
 8. a run in iCloud Drive whose record file macOS moved to the cloud ("Optimise Mac Storage"), leaving its
    placeholder `.responses.jsonl.icloud`: show, export, report and rescore said `its records are gone`, verify
-   `missing`; each says where the file is and what to do (`core.filebytes.in_cloud`, shared)
+   `missing`; each says where the file is and what to do (`core.filebytes.in_cloud`, shared); of its run.json
+   moved so, `list` passed the run over without a word and verify said `not a run directory (no run.json)`: the run
+   is listed unreadable, and the error says where its run.json is (`archive.lookup`)
 """
 from __future__ import annotations
 
@@ -146,3 +148,16 @@ def test_a_record_file_icloud_drive_moved_to_the_cloud_is_said_to_be_there(tmp_p
         4, f"benchrun: error: in '{run_dir}': run 555555555555 has no responses.jsonl: {cloud}\n")
     said = [line for line in audit(tmp_path, "verify", str(run_dir)).stdout.splitlines() if line.startswith("FAIL")]
     assert said == [f"FAIL  responses.jsonl: missing (2 lines, 512 bytes when the run finished): {cloud}"]
+
+
+def test_a_run_json_icloud_drive_moved_to_the_cloud_is_listed_and_said(tmp_path):
+    run_dir = synthetic_run(tmp_path / "r", [1, 0])
+    os.rename(run_dir / "run.json", run_dir / ".run.json.icloud")
+    cloud = (f"run.json: iCloud Drive keeps it in the cloud (.run.json.icloud in its place), not on this disk: "
+             f"download it (`brctl download {run_dir}/run.json`, or open its folder in Finder), then try again")
+    listed = json.loads(audit(tmp_path, "list", str(tmp_path), "--json").stdout)
+    assert [(entry["path"], entry["status"], entry["reason"]) for entry in listed] == [
+        (str(run_dir), "unreadable", f"in '{run_dir}': {cloud}")]
+    done = audit(tmp_path, "verify", str(run_dir))
+    assert (done.returncode, done.stderr) == (
+        4, f"benchrun: error: in '{run_dir}': not a run directory (no run.json); {cloud}\n")
