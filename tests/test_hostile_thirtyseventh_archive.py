@@ -34,7 +34,9 @@ A fresh pass:
    placeholder `.responses.jsonl.icloud`: show, export, report and rescore said `its records are gone`, verify
    `missing`; each says where the file is and what to do (`core.filebytes.in_cloud`, shared); of its run.json
    moved so, `list` passed the run over without a word and verify said `not a run directory (no run.json)`: the run
-   is listed unreadable, and the error says where its run.json is (`archive.lookup`)
+   is listed unreadable, and the error says where its run.json is (`archive.lookup`); likewise a record file a sync
+   tool is copying in (Syncthing's `.syncthing.NAME.tmp` or `~syncthing~NAME.tmp`, Resilio Sync's `NAME.!sync` in
+   its place): said to be that, to let it finish (`core.filebytes.kept_elsewhere`)
 """
 from __future__ import annotations
 
@@ -161,3 +163,15 @@ def test_a_run_json_icloud_drive_moved_to_the_cloud_is_listed_and_said(tmp_path)
     done = audit(tmp_path, "verify", str(run_dir))
     assert (done.returncode, done.stderr) == (
         4, f"benchrun: error: in '{run_dir}': not a run directory (no run.json); {cloud}\n")
+
+
+@pytest.mark.parametrize(("stub", "tool"), [(".syncthing.responses.jsonl.tmp", "Syncthing"),
+                                            ("~syncthing~responses.jsonl.tmp", "Syncthing"),
+                                            ("responses.jsonl.!sync", "Resilio Sync")])
+def test_a_record_file_a_sync_tool_is_copying_in_is_said_to_be(tmp_path, stub, tool):
+    run_dir = synthetic_run(tmp_path / "r", [1, 0])
+    os.rename(run_dir / "responses.jsonl", run_dir / stub)
+    done = audit(tmp_path, "export", str(run_dir))
+    assert (done.returncode, done.stderr) == (
+        4, f"benchrun: error: in '{run_dir}': run 555555555555 has no responses.jsonl: {tool} is copying it here now "
+           f"({stub} in its place): let it finish, then try again\n")

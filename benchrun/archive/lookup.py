@@ -11,7 +11,7 @@ from benchrun.archive.pathmax import run_or_too_long
 from benchrun.archive.reader import DEFAULT_ROOT, PathLike, Run, load_run
 from benchrun.core.advice import audit_command
 from benchrun.core.errors import ArchiveError, reading
-from benchrun.core.filebytes import in_cloud
+from benchrun.core.filebytes import kept_elsewhere
 from benchrun.core.home import expanded
 from benchrun.core.layout import MULTIRUN_FILE, RESCORES, RUN, SWEEP_FILE, number_in
 from benchrun.core.procfs import kernel_devices
@@ -49,7 +49,7 @@ def _walk(root: str) -> Iterator[str | ArchiveError]:
         if run_or_too_long(folder):  # a run.json that is no file (a link to nowhere) is unreadable
             yield folder
         elif any(entry.name == CLOUD_RUN for entry in entries):  # a run whose run.json iCloud Drive moved away
-            yield ArchiveError(f"{RUN}: {in_cloud(Path(folder) / RUN)}", file=folder)
+            yield ArchiveError(f"{RUN}: {kept_elsewhere(Path(folder) / RUN)}", file=folder)
         linked_jobs = any(entry.is_symlink() for entry in entries) and is_sweep(Path(folder))
         stack += [entry.path for entry in entries if not _os_kept(entry.name) and _is_dir(entry)
                   and not (linked_jobs and entry.is_symlink())]  # a link in a sweep's directory is none of its jobs
@@ -63,7 +63,7 @@ runs deleted in Explorer, listed and taken for copies of live ones) and its syst
 
 
 CLOUD_RUN = f".{RUN}.icloud"
-"""What stands in a run.json's place that iCloud Drive moved to the cloud (`core.filebytes.in_cloud`)."""
+"""What stands in a run.json's place that iCloud Drive moved to the cloud (`core.filebytes.kept_elsewhere`)."""
 
 
 def _os_kept(name: str) -> bool:
@@ -175,7 +175,7 @@ def _runs_in(folder: Path) -> str:
     deeper in it."""
     if held := _rescores_of(folder):
         return held
-    if cloud := in_cloud(folder / RUN):
+    if cloud := kept_elsewhere(folder / RUN):
         return f"; {RUN}: {cloud}"
     found, later = sweep_jobs(folder)
     if jobs := [d for d, _ in found if os.path.lexists(d / RUN)]:
