@@ -32,7 +32,7 @@ A fresh pass:
    were (`archive.lookup._os_kept`)
 8. a run in iCloud Drive whose record file macOS moved to the cloud ("Optimise Mac Storage"), leaving its
    placeholder `.responses.jsonl.icloud`: show, export, report and rescore said `its records are gone`, verify
-   `missing`; each says where the file is and what to do (`core.filebytes.in_cloud`, shared); of its run.json
+   `missing`; each says where the file is and what to do (`core.filebytes.kept_elsewhere`, shared); of its run.json
    moved so, `list` passed the run over without a word and verify said `not a run directory (no run.json)`: the run
    is listed unreadable, and the error says where its run.json is (`archive.lookup`); likewise a record file a sync
    tool is copying in (Syncthing's `.syncthing.NAME.tmp` or `~syncthing~NAME.tmp`, Resilio Sync's `NAME.!sync` in
