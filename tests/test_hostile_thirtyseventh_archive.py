@@ -37,6 +37,10 @@ A fresh pass:
    is listed unreadable, and the error says where its run.json is (`archive.lookup`); likewise a record file a sync
    tool is copying in (Syncthing's `.syncthing.NAME.tmp` or `~syncthing~NAME.tmp`, Resilio Sync's `NAME.!sync` in
    its place): said to be that, to let it finish (`core.filebytes.kept_elsewhere`)
+9. `resume` of a killed run whose responses.jsonl iCloud Drive moved to the cloud: refused `truncated: 2 lines of 2
+   written missing after line 0 ...; resume with --force to drop what does not belong`, and with --force it went on
+   past the check (to ask again and write a responses.jsonl anew, the run's own lines left in the cloud); a
+   record file kept elsewhere is refused first, --force or not (`archive.trust.records_elsewhere`)
 """
 from __future__ import annotations
 
@@ -49,6 +53,7 @@ import pytest
 
 from tests.helpers.archives import synthetic_run
 from tests.helpers.auditcli import audit
+from tests.helpers.p27_archive import killed_here
 from tests.helpers.p28_archive import ONE, rescored
 from tests.helpers.p37_archive import audit_in_deleted_folder, audit_into_file, deep_folder
 
@@ -175,3 +180,17 @@ def test_a_record_file_a_sync_tool_is_copying_in_is_said_to_be(tmp_path, stub, t
     assert (done.returncode, done.stderr) == (
         4, f"benchrun: error: in '{run_dir}': run 555555555555 has no responses.jsonl: {tool} is copying it here now "
            f"({stub} in its place): let it finish, then try again\n")
+
+
+@pytest.mark.parametrize("force", [(), ("--force",)])
+def test_a_resume_of_a_run_whose_records_are_in_the_cloud_is_refused_even_forced(tmp_path, force):
+    run_dir = killed_here(tmp_path / "r")
+    os.rename(run_dir / "responses.jsonl", run_dir / ".responses.jsonl.icloud")
+    digests = (run_dir / "records.sha256").read_bytes()
+    done = audit(tmp_path, "resume", str(run_dir), *force, "--host", "http://127.0.0.1:9")
+    assert (done.returncode, done.stderr) == (
+        4, f"benchrun: error: in '{run_dir}/responses.jsonl': missing: iCloud Drive keeps it in the cloud "
+           f"(.responses.jsonl.icloud in its place), not on this disk: download it (`brctl download {run_dir}/"
+           "responses.jsonl`, or open its folder in Finder), then try again\n")
+    assert not (run_dir / "responses.jsonl").exists()
+    assert (run_dir / "records.sha256").read_bytes() == digests
