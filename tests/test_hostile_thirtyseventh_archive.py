@@ -41,6 +41,9 @@ A fresh pass:
    written missing after line 0 ...; resume with --force to drop what does not belong`, and with --force it went on
    past the check (to ask again and write a responses.jsonl anew, the run's own lines left in the cloud); a
    record file kept elsewhere is refused first, --force or not (`archive.trust.records_elsewhere`)
+10. a sweep whose job's run.json iCloud Drive moved to the cloud: `export SWEEP` exported the other jobs alone, exit
+    0, `compare SWEEP` said `compare needs at least two runs (got 1)`: the folder was no job; it is a job whose run
+    cannot be read, said where its run.json is (`archive.lookup.own_run`, `archive.pathmax.unopened`)
 """
 from __future__ import annotations
 
@@ -194,3 +197,18 @@ def test_a_resume_of_a_run_whose_records_are_in_the_cloud_is_refused_even_forced
            "responses.jsonl`, or open its folder in Finder), then try again\n")
     assert not (run_dir / "responses.jsonl").exists()
     assert (run_dir / "records.sha256").read_bytes() == digests
+
+
+def test_a_sweeps_job_whose_run_json_is_in_the_cloud_is_said_not_left_out(tmp_path):
+    sweep = tmp_path / "sw"
+    synthetic_run(sweep / "0_j0", [1, 0], run_id="a" * 12, label="j0")
+    synthetic_run(sweep / "1_j1", [0, 0], run_id="b" * 12, label="j1")
+    (sweep / "multirun.yaml").write_text("hydra: {}\n")
+    os.rename(sweep / "0_j0" / "run.json", sweep / "0_j0" / ".run.json.icloud")
+    job = sweep / "0_j0"
+    said = (f"benchrun: error: in '{job}': run.json: iCloud Drive keeps it in the cloud (.run.json.icloud in its place), "
+            f"not on this disk: download it (`brctl download {job}/run.json`, or open its folder in Finder), then try "
+            "again\n")
+    for command in ("export", "compare"):
+        done = audit(tmp_path, command, str(sweep))
+        assert (done.returncode, done.stdout, done.stderr) == (4, "", said)

@@ -234,7 +234,7 @@ def _folders(sweep_dir: PathLike) -> list[Path]:
 def own_run(folder: Path) -> bool:
     """Whether `folder`, a job's, holds its run: a run.json (or what is in its place) in a folder of the sweep's own,
     not one a symbolic link there leads to (a job writes only into its own; what a link leads to is no job's)."""
-    return not folder.is_symlink() and os.path.lexists(folder / RUN)
+    return not folder.is_symlink() and (os.path.lexists(folder / RUN) or os.path.lexists(folder / CLOUD_RUN))
 
 
 def _readable(folder: Path) -> Run | None:
