@@ -41,7 +41,7 @@ from benchrun.audit.show import metric_rows, samples
 from benchrun.audit.verify import Finding, verify_run
 from benchrun.core.layout import RESPONSES
 from benchrun.core.manifest import FormatSpec, Manifest, RunnerSpec, Sample, ScorerSpec, SourceFile, TaskEntry
-from benchrun.core.records import Counts, ErrorInfo, ResponseRecord, RunInfo, ScoreRecord
+from benchrun.core.records import Attempt, Counts, ErrorInfo, ResponseRecord, RunInfo, ScoreRecord
 
 MODELS = ("llama3.2", "gemma3", "qwen2.5", "mistral")
 BENCHMARKS = {"arith": ("add", "product"), "symbols": ("symbol", "symbol_dir"), "qa": ("qa",)}
@@ -83,7 +83,9 @@ def graded(sample: Sample, scorers: tuple[ScorerSpec, ...], rng: random.Random) 
     roll = rng.random()
     if roll < 0.01:
         error = ErrorInfo(type="ResponseError", message="HTTP 503: server busy")
-        response = ResponseRecord(id=sample.id, task=sample.task, text=None, seconds=0.1, attempts=3, error=error)
+        tries = tuple(Attempt(number=n, error=error, seconds=0.03) for n in (1, 2, 3))
+        response = ResponseRecord(id=sample.id, task=sample.task, text=None, seconds=0.1, attempts=3,
+                                  failed_attempts=tries, error=error)
         missing = ErrorInfo(type="NoResponse", message="no response: HTTP 503: server busy")
         names = ("format_valid", *(s.name for s in scorers))
         return response, [ScoreRecord(id=sample.id, task=sample.task, scorer=n, metrics=None, error=missing)
@@ -114,7 +116,7 @@ def write_run(run_dir: Path, man: Manifest, started: datetime, status: str, rng:
     config = {"task": {"path": f"/benchmarks/{man.benchmark}", "name": man.benchmark},
               "runner": {"model": man.runner.model}}
     writer.start(json.dumps(config))
-    writer.compiled(man)
+    writer.compiled(man, wall_s=0.1)  # its longest answer's seconds: a real clock timed at least that
     writer.identified({"name": f"{man.runner.model}:latest", "digest": f"{rng.getrandbits(256):064x}",
                        "server_version": "0.12.6"}, info.runner)
     scorers = {t.name: t.scorers for t in man.tasks}

@@ -23,6 +23,7 @@ from benchrun.core.errors import (
     BenchrunError,
     ConfigError,
     RunInterrupted,
+    cwd_gone,
     making_said,
     os_error_line,
     os_problem,
@@ -199,12 +200,9 @@ def _working_directory() -> None:
     """Refuse to start in a working directory that cannot be had (deleted since the shell entered it, say) or whose
     path is not UTF-8 (a run failed in a traceback writing it): Hydra and run.json record it, and relative paths are
     read from it."""
-    try:
-        cwd = os.getcwd()
-    except OSError as err:
-        where = os.environ.get("PWD", "the working directory")
-        raise ArchiveError(f"the working directory {where}: {os_problem(err)} (deleted since the shell entered it?); "
-                           "cd to a directory that exists") from None
+    if (gone := cwd_gone()) is not None:
+        raise ArchiveError(gone)
+    cwd = os.getcwd()
     if (shown := undecoded(cwd)) is not None:
         raise ConfigError(f"the working directory {shown} " + (unreadable_here(cwd) or (
             "is not UTF-8 text, and a run records it as text (run.json's cwd); cd to a directory whose path is")))

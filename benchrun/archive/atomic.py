@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import IO, Any, Callable, Iterator
 
 from benchrun.archive.claims import archive_file
+from benchrun.archive.pathmax import PATH_MAX
 from benchrun.core.errors import BenchrunError, writing
 from benchrun.core.filebytes import not_a_file
 from benchrun.core.interrupts import INTERRUPTS
@@ -93,17 +94,35 @@ def _replaced(path: Path, mode: str, into: bool, ready: Callable[[], None] | Non
             return
         remove_leftovers(path)
         tmp = path.with_name(f".{stem(path.name)}.{os.getpid()}.{uuid.uuid4().hex[:12]}.tmp")
-        handle = os.fdopen(_new_file(tmp), mode, **options)
-        try:
-            with handle:
-                yield handle
-                handle.flush()
-                os.fsync(handle.fileno())
-                if ready is not None:
-                    ready()
-                os.replace(tmp, path)
-        finally:
-            tmp.unlink(missing_ok=True)
+        with _folder(tmp) as folder:
+            names = (tmp.name, path.name) if folder is not None else (tmp, path)
+            handle = os.fdopen(_new_file(names[0], folder), mode, **options)
+            try:
+                with handle:
+                    yield handle
+                    handle.flush()
+                    os.fsync(handle.fileno())
+                    if ready is not None:
+                        ready()
+                    os.replace(*names, src_dir_fd=folder, dst_dir_fd=folder)
+            finally:
+                with suppress(FileNotFoundError):
+                    os.unlink(names[0], dir_fd=folder)
+
+
+@contextmanager
+def _folder(tmp: Path) -> Iterator[int | None]:
+    """A descriptor of `tmp`'s folder to name it from where its path passes PATH_MAX (the file it is written on the
+    way to is legal by its path, its temporary file's name the longer: `export --output P` near the limit); None
+    where its path opens it."""
+    if len(os.fsencode(tmp)) < PATH_MAX:
+        yield None
+        return
+    fd = os.open(tmp.parent, getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        yield fd
+    finally:
+        os.close(fd)
 
 
 def _read_pipe_opener(path: str, flags: int) -> int:
@@ -123,12 +142,12 @@ def _read_pipe_opener(path: str, flags: int) -> int:
     return fd
 
 
-def _new_file(path: Path) -> int:
+def _new_file(path: Path | str, folder: int | None = None) -> int:
     """A descriptor of a file made new at `path` for writing, never one there before: a file or a symbolic link
     that another process put at the name (a temporary file's name is not a secret) is an error, never written
     through. Its mode is what the umask leaves of rw-rw-rw-, as `open` gives. It is locked while open (where the
     file system locks at all), which tells a later writer that its writer lives."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666, dir_fd=folder)
     with suppress(OSError):
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     return fd

@@ -11,8 +11,10 @@ from benchrun.archive.pathmax import run_or_too_long
 from benchrun.archive.reader import DEFAULT_ROOT, PathLike, Run, load_run
 from benchrun.core.advice import audit_command
 from benchrun.core.errors import ArchiveError, reading
+from benchrun.core.filebytes import kept_elsewhere
 from benchrun.core.home import expanded
-from benchrun.core.layout import MULTIRUN_FILE, RUN, SWEEP_FILE, number_in
+from benchrun.core.layout import MULTIRUN_FILE, RESCORES, RUN, SWEEP_FILE, number_in
+from benchrun.core.procfs import kernel_devices
 
 
 def run_dirs(root: PathLike = DEFAULT_ROOT) -> Iterator[Path]:
@@ -25,15 +27,18 @@ def _walk(root: str) -> Iterator[str | ArchiveError]:
     """`run_dirs` as plain strings (a Path per directory visited costs more than reading its run.json), depth first
     in name order, and for a directory that cannot be listed the error saying so. Each directory is visited once,
     known by its device and inode, so a loop of symbolic links ends and a run linked twice is found once; a link in
-    a sweep's directory is not followed (`sweep_jobs`)."""
+    a sweep's directory is not followed (`sweep_jobs`); hidden folders and those an operating system keeps
+    (`_os_kept`) are passed over, and so is a folder on one of the kernel's pseudo file systems (/proc, /sys and the
+    like: `core.procfs.kernel_devices`), where no run is written: `list /` walked them for minutes."""
     seen: set[tuple[int, int]] = set()
+    kernel = kernel_devices()
     stack = [root]
     while stack:
         folder = stack.pop()
         try:
             with reading(folder):
                 status = os.stat(folder)
-                if (status.st_dev, status.st_ino) in seen:
+                if (status.st_dev, status.st_ino) in seen or status.st_dev in kernel:
                     continue
                 seen.add((status.st_dev, status.st_ino))
                 entries = sorted(os.scandir(folder), key=lambda e: e.name, reverse=True)
@@ -43,9 +48,27 @@ def _walk(root: str) -> Iterator[str | ArchiveError]:
             continue
         if run_or_too_long(folder):  # a run.json that is no file (a link to nowhere) is unreadable
             yield folder
+        elif any(entry.name == CLOUD_RUN for entry in entries):  # a run whose run.json iCloud Drive moved away
+            yield ArchiveError(f"{RUN}: {kept_elsewhere(Path(folder) / RUN)}", file=folder)
         linked_jobs = any(entry.is_symlink() for entry in entries) and is_sweep(Path(folder))
-        stack += [entry.path for entry in entries if not entry.name.startswith(".") and _is_dir(entry)
+        stack += [entry.path for entry in entries if not _os_kept(entry.name) and _is_dir(entry)
                   and not (linked_jobs and entry.is_symlink())]  # a link in a sweep's directory is none of its jobs
+
+
+OS_KEPT = frozenset({"$recycle.bin", "recycler", "system volume information", "lost+found"})
+"""Folders an operating system keeps for itself at a disk's top, by name in lower case: Windows' recycle bin (the
+runs deleted in Explorer, listed and taken for copies of live ones) and its system folder, and fsck's lost+found
+(which only root may read: a row `unreadable` in every list of the disk). Hidden ones (`.Trash-1000`, `.Trashes`,
+`.Spotlight-V100`) begin with a dot."""
+
+
+CLOUD_RUN = f".{RUN}.icloud"
+"""What stands in a run.json's place that iCloud Drive moved to the cloud (`core.filebytes.kept_elsewhere`)."""
+
+
+def _os_kept(name: str) -> bool:
+    """Whether the folder `name` is hidden or one an operating system keeps (OS_KEPT): no run is made there."""
+    return name.startswith(".") or name.lower() in OS_KEPT
 
 
 def _is_dir(entry: os.DirEntry[str]) -> bool:
@@ -150,6 +173,10 @@ def _runs_in(folder: Path) -> str:
     """Where the runs of a folder that is no run's are, as an error says it: a sweep's jobs, the runs in it (a dated
     folder of runs is no sweep's), the runs a retry or a merge made in a sweep's directory holding no job, or runs
     deeper in it."""
+    if held := _rescores_of(folder):
+        return held
+    if cloud := kept_elsewhere(folder / RUN):
+        return f"; {RUN}: {cloud}"
     found, later = sweep_jobs(folder)
     if jobs := [d for d, _ in found if os.path.lexists(d / RUN)]:
         held = "it is a sweep's directory: name one of its jobs" if is_sweep(folder) else "it holds runs: name one"
@@ -158,6 +185,17 @@ def _runs_in(folder: Path) -> str:
         return f"; it holds only runs made in it later by a retry or a merge: name one ({_some([r.path for r in later])})"
     deeper = next(run_dirs(folder), None)  # an archive's root: its runs lie deeper, in dated folders
     return f"; runs lie deeper in it ({deeper}): name them ({audit_command('list', folder)})" if deeper else ""
+
+
+def _rescores_of(folder: Path) -> str:
+    """Said of a run's rescores/ folder, or of one rescore in it (`verify .` there): the run whose it is, with which
+    its readers read it."""
+    whole = Path(os.path.abspath(folder))
+    if whole.name == RESCORES and os.path.isfile(whole.parent / RUN):
+        return f"; it is the {RESCORES}/ folder of the run in {whole.parent}: name that run, with which it is read"
+    if whole.parent.name == RESCORES and os.path.isfile(whole.parent.parent / RUN):
+        return f"; it is rescore {whole.name} of the run in {whole.parent.parent}: name that run, with which it is read"
+    return ""
 
 
 def _some(paths: list[Path]) -> str:
@@ -196,7 +234,7 @@ def _folders(sweep_dir: PathLike) -> list[Path]:
 def own_run(folder: Path) -> bool:
     """Whether `folder`, a job's, holds its run: a run.json (or what is in its place) in a folder of the sweep's own,
     not one a symbolic link there leads to (a job writes only into its own; what a link leads to is no job's)."""
-    return not folder.is_symlink() and os.path.lexists(folder / RUN)
+    return not folder.is_symlink() and (os.path.lexists(folder / RUN) or os.path.lexists(folder / CLOUD_RUN))
 
 
 def _readable(folder: Path) -> Run | None:

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import errno
 import os
+from pathlib import Path
 
+from benchrun.core.filebytes import kept_elsewhere
 from benchrun.core.layout import RUN, RUN_FILES
 
 PATH_MAX = 4096
@@ -22,7 +24,10 @@ def unopened(path: Folder) -> str | None:
     (a link to nowhere is there: said unreadable by the reader); None when it can."""
     if (too_long := past_path_max(path)) is not None:
         return too_long
-    return None if os.path.lexists(os.path.join(path, RUN)) else "not a run directory (no run.json)"
+    if os.path.lexists(os.path.join(path, RUN)):
+        return None
+    where = kept_elsewhere(Path(path, RUN))  # iCloud Drive's placeholder, a sync tool copying it in
+    return f"{RUN}: {where}" if where else "not a run directory (no run.json)"
 
 
 def run_or_too_long(folder: Folder) -> bool:

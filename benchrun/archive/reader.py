@@ -23,7 +23,7 @@ from benchrun.archive.manifestbound import MANIFEST_CEILING, manifest_ceiling
 from benchrun.archive.pathmax import unopened
 from benchrun.archive.shapes import not_a_manifest
 from benchrun.core.errors import ArchiveError, BenchrunError, ConfigError, problem_line, reading
-from benchrun.core.filebytes import CHUNK_BYTES, MAX_JSON_BYTES, read_bounded, regular_file
+from benchrun.core.filebytes import CHUNK_BYTES, MAX_JSON_BYTES, kept_elsewhere, read_bounded, regular_file
 from benchrun.core.layout import (
     CONFIG,
     JUDGEMENTS,
@@ -178,8 +178,8 @@ class Run:
         it)."""
         missing = [name for name in RECORD_FILES if not os.path.lexists(self.path / name)]
         if self.info.manifest_id is not None and missing:
-            raise ArchiveError(f"run {self.id} has no {' or '.join(missing)}: its records are gone",
-                               file=str(self.path))
+            why = kept_elsewhere(self.path / missing[0]) or "its records are gone"
+            raise ArchiveError(f"run {self.id} has no {' or '.join(missing)}: {why}", file=str(self.path))
         if self.unverified and not force:
             from benchrun.archive.headline import distrusted
             raise distrusted(self, self.unverified[0])

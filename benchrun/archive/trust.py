@@ -20,7 +20,7 @@ from benchrun.archive.headline import summary_dropped
 from benchrun.archive.writer import file_digest
 from benchrun.core.advice import audit_command
 from benchrun.core.errors import ArchiveError, BenchrunError, reading, without_file
-from benchrun.core.filebytes import CHUNK_BYTES, missing
+from benchrun.core.filebytes import CHUNK_BYTES, kept_elsewhere, missing
 from benchrun.core.layout import (
     APPENDED,
     CONFIG,
@@ -77,6 +77,15 @@ def converted(path: Path, sha256: str) -> bool:
             digest.update(data.replace(b"\r\n", b"\n"))
     digest.update(held)
     return found and digest.hexdigest() == sha256
+
+
+def records_elsewhere(run_dir: Path) -> tuple[str, str] | None:
+    """The first record file kept elsewhere (in the cloud, being copied in: `kept_elsewhere`), not on this disk, and
+    what to do: a resume writes a missing one anew (--force too), as a file the run never had; None for none."""
+    for name in (*RECORD_FILES, DIGESTS):
+        if not os.path.lexists(run_dir / name) and (where := kept_elsewhere(run_dir / name)):
+            return name, f"missing: {where}"
+    return None
 
 
 def records_converted(run_dir: Path) -> str | None:

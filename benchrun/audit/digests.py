@@ -69,8 +69,8 @@ def check_file(run_dir: Path, name: str, expected: FileDigest, writer: tuple[str
     made_by, holder = writer
     path = run_dir / name
     if not path.is_file():
-        return [Finding(False, name, f"{missing(path)} ({_lines(expected.lines)}, {expected.size} bytes when the "
-                                     f"{made_by} {when})")]
+        return [Finding(False, name, missing(path, f"{_lines(expected.lines)}, {expected.size} bytes when the "
+                                                   f"{made_by} {when}"))]
     grown = outgrown(path, expected)
     actual = None if grown is not None else file_digest(path)
     if actual == expected and (why := unended(run_dir, name)):

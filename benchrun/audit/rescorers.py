@@ -14,6 +14,7 @@ from benchrun.compiler.usercode import local_modules
 from benchrun.core.errors import BenchrunError, ConfigError
 from benchrun.core.filebytes import read_bounded
 from benchrun.core.manifest import Manifest, sha256_bytes
+from benchrun.core.text import undecoded
 
 Loaded = dict[str, tuple[Scorer, str, str | None]]
 """Scorer name -> (function, origin, origin file sha256)."""
@@ -56,7 +57,11 @@ def load_scorers(file: Path) -> Loaded:
     """The public functions defined in `file`."""
     if not file.exists():
         raise BenchrunError("no such scorer file", file=str(file))
-    digest, origin = sha256_bytes(read_bounded(file, str(file))), str(file.resolve())
+    origin = str(file.resolve())
+    if (shown := undecoded(origin)) is not None:  # a UnicodeEncodeError's traceback, as rescore.json was written
+        raise BenchrunError(f"the scorer file's path {shown} is not UTF-8 text, and rescore.json records it as text; "
+                            "nothing was written; move the file to a folder whose path is", file=str(file))
+    digest = sha256_bytes(read_bounded(file, str(file)))
     return {name: (fn, origin, digest) for name, fn in scorers_in(file, str(file)).items()}
 
 

@@ -99,6 +99,8 @@ def resume_run(run: Run, force: bool = False, host: str | list[str] | None = Non
             name, why = planted[0]
             raise ArchiveError(f"{why}: a resume would seal the run beside it; move it out of the run's directory, "
                                "then resume", file=str(run.path / name))
+        if away := trust.records_elsewhere(run.path):  # --force would write it anew: the run's lines lost
+            raise ArchiveError(away[1], file=str(run.path / away[0]))
         found = repair.check(run.path, manifest, run.info)
         if found.problems and (crlf := trust.records_converted(run.path)):  # --force would drop every line
             raise ArchiveError(trust.CONVERTED, file=str(run.path / crlf))

@@ -320,7 +320,19 @@ def os_error_line(err: OSError | MemoryError | RuntimeError) -> str:
     outputs/2026-12-01`."""
     named = (getattr(err, "filename", None), getattr(err, "filename2", None))
     paths = " -> ".join(os.fsdecode(path) for path in named if path is not None)
-    return f"{os_problem(err)}: {paths}" if paths else os_problem(err)
+    return f"{os_problem(err)}: {paths}" if paths else (cwd_gone() or os_problem(err))
+
+
+def cwd_gone() -> str | None:
+    """The line saying the working directory cannot be had (deleted since the shell entered it): what a path read
+    from it (`Path.cwd()`, a relative one) fails on, naming no file; None when it can."""
+    try:
+        os.getcwd()
+    except OSError as err:
+        where = os.environ.get("PWD", "the working directory")
+        return (f"the working directory {where}: {os_problem(err)} (deleted since the shell entered it?); cd to a "
+                "directory that exists")
+    return None
 
 
 def making_said(err: OSError, what: str, path: str | os.PathLike[str], key: str) -> str:

@@ -33,10 +33,30 @@ def not_a_file(mode: int) -> str | None:
     return None if stat.S_ISREG(mode) else KINDS.get(stat.S_IFMT(mode), "not a regular file")
 
 
-def missing(path: Path) -> str:
+def missing(path: Path, held: str = "") -> str:
     """Why `path`, which is not a regular file, is not there: `missing`, or what stands in its place (`a named pipe
-    (FIFO) in its place`)."""
-    return f"{not_a_file(path.stat().st_mode)} in its place" if path.exists() else "missing"
+    (FIFO) in its place`), with what it `held` (in parentheses), and where it is kept instead (`kept_elsewhere`)."""
+    there = path.exists()
+    what = (f"{not_a_file(path.stat().st_mode)} in its place" if there else "missing") + (f" ({held})" if held else "")
+    return f"{what}: {cloud}" if not there and (cloud := kept_elsewhere(path)) else what
+
+
+SYNCING = {"Syncthing": (".syncthing.{}.tmp", "~syncthing~{}.tmp"), "Resilio Sync": ("{}.!sync",)}
+"""The names a sync tool gives a file while it copies it in, by tool: `{}` the file's name."""
+
+
+def kept_elsewhere(path: Path) -> str | None:
+    """Where a missing file is and what to do about it: in the cloud, iCloud Drive's placeholder `.NAME.icloud` beside
+    where it was (macOS's "Optimise Mac Storage"), or being copied in by a sync tool (SYNCING); None for neither."""
+    stub = path.with_name(f".{path.name}.icloud")
+    if os.path.lexists(stub):
+        return (f"iCloud Drive keeps it in the cloud ({stub.name} in its place), not on this disk: download it "
+                f"(`brctl download {path}`, or open its folder in Finder), then try again")
+    for tool, names in SYNCING.items():
+        if found := next((name for name in (n.format(path.name) for n in names)
+                          if os.path.lexists(path.with_name(name))), None):
+            return f"{tool} is copying it here now ({found} in its place): let it finish, then try again"
+    return None
 
 
 def read_bounded(path: Path, rel: str, error: type[BenchrunError] = TaskError, limit: int | None = MAX_FILE_BYTES,

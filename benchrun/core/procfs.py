@@ -69,3 +69,26 @@ def started(pid: int | str) -> int | None:
     fields = stat_fields(pid)
     ended = fields is not None and fields[STATE] in ENDED
     return int(fields[STARTED]) if fields and not ended and fields[STARTED].isdigit() else None
+
+
+KERNEL_FS = frozenset({"proc", "sysfs", "devpts", "cgroup", "cgroup2", "debugfs", "tracefs", "securityfs",
+                       "pstore", "bpf", "configfs", "fusectl", "hugetlbfs", "mqueue", "binfmt_misc", "autofs",
+                       "efivarfs", "selinuxfs", "rpc_pipefs", "nsfs"})
+"""The kernel's pseudo file systems: what they hold is made by the kernel as it is read, never a file written to.
+Not devtmpfs (/dev): small, and real mounts lie in it (/dev/shm's tmpfs)."""
+
+
+def kernel_devices() -> frozenset[int]:
+    """The device numbers (`st_dev`) of the kernel's pseudo file systems mounted here (KERNEL_FS), from
+    /proc/self/mountinfo's `major:minor` and type fields; none where it cannot be read."""
+    try:
+        lines = proc_text(PROC / "self" / "mountinfo").splitlines()
+    except OSError:
+        return frozenset()
+    found = set()
+    for fields in (line.split() for line in lines):
+        kind = fields[fields.index("-") + 1:] if "-" in fields else []
+        major, _, minor = fields[2].partition(":") if len(fields) > 2 else ("", "", "")
+        if kind and kind[0] in KERNEL_FS and major.isdigit() and minor.isdigit():
+            found.add(os.makedev(int(major), int(minor)))
+    return frozenset(found)

@@ -47,13 +47,16 @@ class Display:
     descriptor 1 is /dev/null, so what is printed (by this process or its children) goes nowhere and costs nothing."""
 
     def __init__(self, stream: TextIO) -> None:
-        self.stream = stream
+        self.stream, self.each = whole_writes(stream)
         self.failure: OSError | None = None
 
     def write(self, text: str) -> int:
         if self.failure is None:
             try:
-                return self.stream.write(text)
+                written = self.stream.write(text)
+                if self.each:
+                    self.stream.flush()
+                return written
             except OSError as err:
                 self._lost(err)
         return len(text)
@@ -73,6 +76,18 @@ class Display:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.stream, name)
+
+
+def whole_writes(stream: TextIO) -> tuple[TextIO, bool]:
+    """`stream`, or where it writes straight to its file (PYTHONUNBUFFERED=1, `python -u`) the same file through a
+    buffer, to be flushed after each write (True): unbuffered, a write the system takes in part (a file-size limit,
+    `ulimit -f`, met within it) had the rest dropped without a word; a buffer writes the rest, or fails."""
+    raw = getattr(stream, "buffer", None)
+    if not isinstance(raw, io.RawIOBase):
+        return stream, False
+    buffered = io.TextIOWrapper(io.BufferedWriter(raw), encoding=stream.encoding, errors=stream.errors,
+                                write_through=True)
+    return buffered, True
 
 
 CLOSED_OUTPUT = OSError(errno.EBADF, "closed")
@@ -107,7 +122,9 @@ def display_streams() -> None:
 
 def output_lost() -> str | None:
     """The line saying standard output failed, when more than a reader that stopped early (EPIPE) made it fail: a
-    full disk, say; None when it did not."""
+    full disk, say; None when it did not. What is still buffered (written to `sys.stdout.buffer`) is written first."""
+    if isinstance(sys.stdout, Display):
+        sys.stdout.flush()
     failure = sys.stdout.failure if isinstance(sys.stdout, Display) else None
     if failure is None or failure.errno == errno.EPIPE:
         return None
