@@ -32,6 +32,7 @@ from benchrun.compose import overridewords, takeback
 from benchrun.compose.commandline import not_held
 from benchrun.compose.config import register_with_hydra, unresolvable
 from benchrun.compose.labels import swept_keys, varied
+from benchrun.compose.listitems import list_item_said
 from benchrun.compose.takeback import forget_hydra_copies
 from benchrun.console import output
 from benchrun.core.errors import (
@@ -139,6 +140,8 @@ def hydra_error(err: Exception) -> str | None:
         return str(ConfigError(said, file=read))
     if isinstance(err, RecursionError) and (loop := _defaults_loop(err)) is not None:
         return loop
+    if (item := list_item_said(err)) is not None:  # an override into a list's item it does not hold
+        return item
     if not isinstance(err, (HydraException, OmegaConfBaseException)):
         return _hydras_own(err)
     if isinstance(err, InterpolationResolutionError):  # hydra.run.dir's name made of a value that cannot be had

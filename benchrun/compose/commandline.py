@@ -16,7 +16,7 @@ from omegaconf.errors import ConfigAttributeError, ConfigKeyError
 from benchrun.compose.config import keys_taken, refuse_secrets
 from benchrun.compose.hydragiven import env_copy_refusal
 from benchrun.compose.sweepwords import refuse_nested_sweeps, sweep_misplaced
-from benchrun.compose.valuekeys import one_value_above
+from benchrun.compose.valuekeys import into_one_value, one_value_above, refuse_added_into_one_value
 from benchrun.core import secrets
 from benchrun.core.errors import ConfigError
 from benchrun.core.keys import KEY_VARIABLE_KEYS, override_key, unknown_key
@@ -65,6 +65,7 @@ def refuse_bad_overrides(argv: Sequence[str]) -> None:
     _refuse_hydra_alone_resolved(argv)
     _refuse_keys_twice(words)
     refuse_nested_sweeps(words)
+    refuse_added_into_one_value(words)
 
 
 def _refuse_keys_twice(argv: Sequence[str]) -> None:
@@ -328,28 +329,20 @@ def not_held(err: Exception) -> str | None:
     if said.startswith(NOT_DELETED[0]) and said.endswith(NOT_DELETED[1]):
         key = said[len(NOT_DELETED[0]):-len(NOT_DELETED[1])]
         if (one := one_value_above(key.split("."))) is not None:
-            return _into_one_value(key, one)
+            return str(into_one_value(key, one))
         return _section_unknown(key.split(".")) or _said(key, keys_taken(key.split(".")[:-1]), [], (
             "the config holds no value of it, so the override deletes nothing; leave it out"))
     if not isinstance(cause, (ConfigAttributeError, ConfigKeyError)) or not said.startswith(NOT_HELD):
         return None
     key = said[len(NOT_HELD):].split("'", 1)[0]
     if (one := one_value_above(key.split("."))) is not None:
-        return _into_one_value(key, one, "+" if getattr(cause, "full_key", None) == one else "")
+        return str(into_one_value(key, one, "+" if getattr(cause, "full_key", None) == one else ""))
     held = list(cause.parent_node or ()) if isinstance(cause.parent_node, Mapping) else []
     taken = keys_taken(key.split(".")[:-1], cause.parent_node.get("type") if held else None)
     if taken is None and (unknown := _section_unknown(key.split("."))) is not None:
         return unknown
     return _said(key, taken, held, "the config holds no value of it to override; add it with a '+': "
                                    f"{said.split(' use ', 1)[1]}")
-
-
-def _into_one_value(key: str, one: str, added: str = "") -> str:
-    """An override of `key`, beneath `one`, a setting of one value (`repeats.x=1`, `runner.model.0=x`,
-    `runner.options.stop.0=x`): Hydra advised adding it with a '+', which is refused in turn (`repeats: a mapping,
-    where a whole number is taken`). `added` is the '+' that gives `one` where the config holds none of it."""
-    return str(ConfigError(f"'{one}' takes one value (a number, a text, or a list given whole), not keys or items "
-                           f"overridden one at a time: override it whole ({added}{one}=...)", file="config", key=key))
 
 
 def _section_unknown(parts: list[str]) -> str | None:
