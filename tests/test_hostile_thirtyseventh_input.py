@@ -1,0 +1,63 @@
+"""The thirty-seventh hostile pass of issue 19, the side of what goes in: the items the thirty-sixth pass left, then a
+fresh pass. /work/notes/p37/result-input.md has the whole list, what held and what was left.
+
+Fixed:
+1. A sweep's function given a sweep among its arguments (`-m repeats=shuffle(1,choice(2,3))`, `sort(1,range(1,3))`,
+   `str(glob(*))`) refused as a sweep inside another value (compose.sweepwords._sweep_in_function): Hydra's grammar
+   said a bare AssertionError (`... cannot read it (AssertionError while evaluating '...':)`) or `Invalid arguments:
+   (1, RangeSweep(tags=set(), ...))`. (cli.py's words for an override Hydra's grammar cannot read moved to
+   compose.overridewords, for room.)
+2. An override into an item of a list the list does not hold (`runner.options.stop.5=x` of two stops,
+   `runner.options.stop.x=1`, `task.only.1=x`) said naming the list and its items (compose.listitems): it was
+   `Error merging override runner.options.stop.5=x`, no reason, or `Hydra could not go on: ValueError: invalid
+   literal for int() with base 10: 'x'`.
+3. An override adding a key beneath a setting of one value (`+runner.options.temperature.x=1`, `++repeats.x=1`)
+   refused as the same override without the '+' is (compose.valuekeys.refuse_added_into_one_value): pydantic said
+   `runner.options.temperature: Input should be a valid number, not {"x": 1}`.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.helpers.p29_input import dry_run
+from tests.helpers.p30_input import TASK, ended, refusal
+
+NESTED = ("holds a sweep (a range, choice, interval or glob) inside another value (a list, a mapping or a sweep's "
+          "values), where none is read: give the sweep as the override's whole value, with -m, or list the values it "
+          "gives")
+
+
+@pytest.mark.parametrize("value", ["shuffle(1,choice(2,3))", "sort(1,range(1,3))", "str(glob(*))"])
+def test_a_sweep_among_a_sweep_functions_arguments_is_refused_as_a_sweep_inside_a_value(tmp_path, value):
+    """Before: `Hydra's override grammar cannot read it (AssertionError while evaluating 'shuffle(1,choice(2,3))':)`,
+    `(TypeError ...: Invalid arguments: (1, RangeSweep(tags=set(), start=1, stop=3, step=1, shuffle=False)))`."""
+    assert ended(dry_run(tmp_path, {"tasks.yml": TASK}, "-m", f"repeats={value}")) == refusal(
+        f"in 'config': repeats: {value!r} {NESTED}")
+
+
+@pytest.mark.parametrize(("args", "key", "listed", "items", "item"), [
+    (("+runner.options.stop=[a,b]", "runner.options.stop.5=x"), "runner.options.stop.5", "runner.options.stop",
+     "2 items (0 to 1)", "5"),
+    (("+runner.options.stop=[a,b]", "runner.options.stop.x=1"), "runner.options.stop.x", "runner.options.stop",
+     "2 items (0 to 1)", "x"),
+    (("+runner.options.stop=[]", "runner.options.stop.0=x"), "runner.options.stop.0", "runner.options.stop",
+     "no items", "0"),
+    (("task.only=[t]", "task.only.1=x"), "task.only.1", "task.only", "1 item (0)", "1")])
+def test_an_override_into_an_item_a_list_does_not_hold_names_the_list(tmp_path, args, key, listed, items, item):
+    """Before: `Error merging override runner.options.stop.5=x` (OmegaConf's IndexError unsaid), `Hydra could not go
+    on: ValueError: invalid literal for int() with base 10: 'x'`."""
+    assert ended(dry_run(tmp_path, {"tasks.yml": TASK}, *args)) == refusal(
+        f"in 'config': {key}: {listed} is a list of {items}, which holds no item '{item}': give the whole list "
+        f"({listed}=[...])")
+
+
+@pytest.mark.parametrize(("arg", "key", "one"), [
+    ("+runner.options.temperature.x=1", "runner.options.temperature.x", "runner.options.temperature"),
+    ("++repeats.x=1", "repeats.x", "repeats"), ("+runner.model.0=x", "runner.model.0", "runner.model")])
+def test_a_key_added_beneath_a_setting_of_one_value_is_refused_as_an_override_into_it(tmp_path, arg, key, one):
+    """Before: `runner.options.temperature: Input should be a valid number, not {"x": 1}` (pydantic's, of the
+    mapping Hydra made)."""
+    assert ended(dry_run(tmp_path, {"tasks.yml": TASK}, arg)) == refusal(
+        f"in 'config': {key}: '{one}' takes one value (a number, a text, or a list given whole), not keys or items "
+        f"overridden one at a time: override it whole (++{one}=...)")
