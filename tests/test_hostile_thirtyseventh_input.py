@@ -14,6 +14,10 @@ Fixed:
 3. An override adding a key beneath a setting of one value (`+runner.options.temperature.x=1`, `++repeats.x=1`)
    refused as the same override without the '+' is (compose.valuekeys.refuse_added_into_one_value): pydantic said
    `runner.options.temperature: Input should be a valid number, not {"x": 1}`.
+4. A sweep listing one number written two ways (`-m runner.options.temperature=0,0.0`, `+runner.options.top_p=1,1.0`,
+   `runner.options={temperature: 0},{temperature: 0.0}`) refused naming the key (compose.sweptonce._as_equal): two
+   jobs asking the server the same (JSON's 0 and 0.0 are one number to Ollama and llama.cpp) under two manifest ids.
+   Options stay recorded as given (the lead's rule: archived runs' manifest ids do not change).
 """
 
 from __future__ import annotations
@@ -61,3 +65,15 @@ def test_a_key_added_beneath_a_setting_of_one_value_is_refused_as_an_override_in
     assert ended(dry_run(tmp_path, {"tasks.yml": TASK}, arg)) == refusal(
         f"in 'config': {key}: '{one}' takes one value (a number, a text, or a list given whole), not keys or items "
         f"overridden one at a time: override it whole (++{one}=...)")
+
+
+@pytest.mark.parametrize(("arg", "key", "one", "other"), [
+    ("runner.options.temperature=0,0.0", "runner.options.temperature", "0", "0.0"),
+    ("+runner.options.top_p=1,1.0", "runner.options.top_p", "1", "1.0"),
+    ("runner.options={temperature: 0},{temperature: 0.0}", "runner.options", "{temperature:0}", "{temperature:0.0}")])
+def test_a_sweep_listing_one_number_written_two_ways_is_refused(tmp_path, arg, key, one, other):
+    """Before: two jobs, one request to the server, two manifest ids."""
+    assert ended(dry_run(tmp_path, {"tasks.yml": TASK}, "-m", arg)) == refusal(
+        f"in 'config': {key}: the sweep lists '{one}' and '{other}', one number written two ways (whole, and with a "
+        "point or an exponent), which a server takes as one, so two of its jobs would ask the same; list each value "
+        "once")
