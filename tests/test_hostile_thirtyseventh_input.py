@@ -18,12 +18,19 @@ Fixed:
    `runner.options={temperature: 0},{temperature: 0.0}`) refused naming the key (compose.sweptonce._as_equal): two
    jobs asking the server the same (JSON's 0 and 0.0 are one number to Ollama and llama.cpp) under two manifest ids.
    Options stay recorded as given (the lead's rule: archived runs' manifest ids do not change).
+5. An IPv6 address's zone in a server's URL (core.serverurls.zone_read, _zone_unaskable): RFC 6874's `%25eth0` read
+   as the socket reads it (`%eth0`: the clients passed `%25eth0` on, and the run said `the host name
+   'fe80::1%25eth0' ... does not resolve`); a zone on an address that takes none (`[::1%lo]`, `[fd00::2%25eth0]`)
+   or naming no interface of this machine refused in words for an address, as the config is read.
 """
 
 from __future__ import annotations
 
+import socket
+
 import pytest
 
+from benchrun.core.serverurls import DEFAULT_OLLAMA_HOST, servers
 from tests.helpers.p29_input import dry_run
 from tests.helpers.p30_input import TASK, ended, refusal
 
@@ -77,3 +84,22 @@ def test_a_sweep_listing_one_number_written_two_ways_is_refused(tmp_path, arg, k
         f"in 'config': {key}: the sweep lists '{one}' and '{other}', one number written two ways (whole, and with a "
         "point or an exponent), which a server takes as one, so two of its jobs would ask the same; list each value "
         "once")
+
+
+@pytest.mark.parametrize(("given", "host", "why"), [
+    ("http://[::1%25lo]:11434", "::1%25lo", "gives a zone ('lo', after '%'), which only a link-local address "
+                                            "(fe80::/10) takes: give the address without it"),
+    ("http://[fd00::2%eth0]:11434", "fd00::2%eth0", "gives a zone ('eth0', after '%'), which only a link-local "
+                                                    "address (fe80::/10) takes: give the address without it"),
+    ("http://[fe80::1%25no-such-if]:11434", "fe80::1%25no-such-if",
+     "gives a zone ('no-such-if', after '%') that names no network interface of this machine "
+     f"({', '.join(name for _, name in socket.if_nameindex())})")])
+def test_an_ipv6_zone_no_request_can_take_is_refused_in_words_for_an_address(tmp_path, given, host, why):
+    """Before: the dry run took it, and a run said `the host name '::1%25lo' in runner.host=... does not resolve`."""
+    assert ended(dry_run(tmp_path, {"tasks.yml": TASK}, f"runner.host='{given}'")) == refusal(
+        f"in 'config': runner.host: '{given}' is not a server's URL: its host '{host}' {why}")
+
+
+def test_an_ipv6_zone_written_as_rfc_6874_writes_it_is_asked_as_the_socket_reads_it():
+    """Before: `http://[fe80::1%25lo]:11434`, which the clients passed on as a host name that does not resolve."""
+    assert servers("http://[fe80::1%25lo]:11434", DEFAULT_OLLAMA_HOST) == "http://[fe80::1%lo]:11434"
