@@ -22,6 +22,9 @@ Fixed:
    as the socket reads it (`%eth0`: the clients passed `%25eth0` on, and the run said `the host name
    'fe80::1%25eth0' ... does not resolve`); a zone on an address that takes none (`[::1%lo]`, `[fd00::2%25eth0]`)
    or naming no interface of this machine refused in words for an address, as the config is read.
+6. `${hydra:...}` in a value the run's folder is named after (`runner.model=${hydra:job.name}`,
+   `task.name=${hydra:runtime.cwd}`) said as that (compose.config.unresolvable): it was `cannot resolve: ValueError
+   raised while resolving interpolation: HydraConfig was not set`.
 """
 
 from __future__ import annotations
@@ -103,3 +106,12 @@ def test_an_ipv6_zone_no_request_can_take_is_refused_in_words_for_an_address(tmp
 def test_an_ipv6_zone_written_as_rfc_6874_writes_it_is_asked_as_the_socket_reads_it():
     """Before: `http://[fe80::1%25lo]:11434`, which the clients passed on as a host name that does not resolve."""
     assert servers("http://[fe80::1%25lo]:11434", DEFAULT_OLLAMA_HOST) == "http://[fe80::1%lo]:11434"
+
+
+@pytest.mark.parametrize("arg", ["runner.model=${hydra:job.name}", "task.name=${hydra:runtime.cwd}"])
+def test_hydras_own_settings_read_in_a_value_the_run_folder_is_named_after_is_said_as_that(tmp_path, arg):
+    """Before: `cannot resolve: ValueError raised while resolving interpolation: HydraConfig was not set`."""
+    assert ended(dry_run(tmp_path, {"tasks.yml": TASK}, arg)) == refusal(
+        f"in 'config': {arg.partition('=')[0]}: cannot resolve: ${{hydra:...}} reads Hydra's own settings, which are "
+        "not yet set as Hydra names the run's folder (hydra.run.dir) after this value; give the value itself "
+        f"(resolving hydra.run.dir, from the override '{arg}')")

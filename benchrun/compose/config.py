@@ -328,6 +328,9 @@ def _to_plain(config: Any) -> dict[str, Any]:
     return dict(config)
 
 
+HYDRA_UNSET = "HydraConfig was not set"
+"""Hydra's resolver's words for `${hydra:...}` read before Hydra's settings are: in a value the run's folder is named
+after (runner.model, task.name), resolved as Hydra makes the folder."""
 MISSING = re.compile(r"Interpolation key '([^']+)' not found")
 """OmegaConf's word of a key an interpolation names that is not there (absolute, `runner.model`, or relative, `path`
 for `${.path}`)."""
@@ -358,6 +361,9 @@ def unresolvable(err: Exception, overrides: Sequence[str] = ()) -> ConfigError:
         return refused
     said = str(getattr(err, "msg", None) or err).strip()  # its msg is None once OmegaConf has formatted the error
     message = said.splitlines()[0] if said else type(err).__name__
+    if HYDRA_UNSET in message:  # `${hydra:job.name}` in runner.model, which names the run's folder
+        message = ("${hydra:...} reads Hydra's own settings, which are not yet set as Hydra names the run's folder "
+                   "(hydra.run.dir) after this value; give the value itself")
     key = getattr(err, "full_key", None) or None
     held = [arg for arg in overrides if "=" in arg and ("${" in arg or arg.endswith("=???"))]
     missing = found[1] if (found := MISSING.search(message)) else None
