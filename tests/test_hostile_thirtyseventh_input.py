@@ -25,6 +25,10 @@ Fixed:
 6. `${hydra:...}` in a value the run's folder is named after (`runner.model=${hydra:job.name}`,
    `task.name=${hydra:runtime.cwd}`) said as that (compose.config.unresolvable): it was `cannot resolve: ValueError
    raised while resolving interpolation: HydraConfig was not set`.
+7. `${oc.env:V}` of a variable holding a key told by its prefix, with text run on before it (`task.system=x${oc.env:V}`,
+   `runner.model=m${oc.env:V}`), refused as the variable's value is read (core.secrets.environment_read, a shared
+   module, one line): the resolved text `xsk-proj-...` hid the key from the prefix's check, and the key went into the
+   manifest's prompts.
 """
 
 from __future__ import annotations
@@ -115,3 +119,17 @@ def test_hydras_own_settings_read_in_a_value_the_run_folder_is_named_after_is_sa
         f"in 'config': {arg.partition('=')[0]}: cannot resolve: ${{hydra:...}} reads Hydra's own settings, which are "
         "not yet set as Hydra names the run's folder (hydra.run.dir) after this value; give the value itself "
         f"(resolving hydra.run.dir, from the override '{arg}')")
+
+
+KEY = "sk-proj-abcdefABCDEF1234567890abcdef"
+"""A key told by its prefix, as a dashboard shows one."""
+
+
+@pytest.mark.parametrize("arg", ["task.system=x${oc.env:P37_VALUE}", "runner.model=m${oc.env:P37_VALUE}"])
+def test_a_variable_holding_a_key_read_with_text_run_on_before_it_is_refused(tmp_path, monkeypatch, arg):
+    """Before: the dry run took it (exit 0): `xsk-proj-...` is no key by its prefix's check, which a key must begin."""
+    monkeypatch.setenv("P37_VALUE", KEY)
+    assert ended(dry_run(tmp_path, {"tasks.yml": TASK}, arg)) == refusal(
+        f"in 'config': {arg.partition('=')[0]}: secrets are never taken from the config, where they would be archived "
+        "(${oc.env:P37_VALUE}, which reads the credential in $P37_VALUE); put an API key in an environment variable "
+        "and name it with runner.api_key_env, and give URLs without user names or passwords")
