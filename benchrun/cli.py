@@ -142,6 +142,8 @@ def hydra_error(err: Exception) -> str | None:
         return loop
     if (item := list_item_said(err)) is not None:  # an override into a list's item it does not hold
         return item
+    if (kept := overridewords.kept_unread(err, sys.argv[1:])) is not None:
+        return kept
     if not isinstance(err, (HydraException, OmegaConfBaseException)):
         return _hydras_own(err)
     if isinstance(err, InterpolationResolutionError):  # hydra.run.dir's name made of a value that cannot be had

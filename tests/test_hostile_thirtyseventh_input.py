@@ -29,6 +29,10 @@ Fixed:
    `runner.model=m${oc.env:V}`), refused as the variable's value is read (core.secrets.environment_read, a shared
    module, one line): the resolved text `xsk-proj-...` hid the key from the prefix's check, and the key went into the
    manifest's prompts.
+8. An override Hydra reads but cannot keep as written among its own settings (`task.system="${oc.env:HOME,\\"x\\"}"`:
+   OmegaConf reads the `${...}` of its raw text in hydra.overrides.task, the escaped quotes kept) said naming it and
+   how to quote inside `${...}` (compose.overridewords.kept_unread): the line was `(mismatched input '"' expecting
+   BRACE_CLOSE)`, naming nothing.
 """
 
 from __future__ import annotations
@@ -133,3 +137,14 @@ def test_a_variable_holding_a_key_read_with_text_run_on_before_it_is_refused(tmp
         f"in 'config': {arg.partition('=')[0]}: secrets are never taken from the config, where they would be archived "
         "(${oc.env:P37_VALUE}, which reads the credential in $P37_VALUE); put an API key in an environment variable "
         "and name it with runner.api_key_env, and give URLs without user names or passwords")
+
+
+@pytest.mark.parametrize(("arg", "kept", "quote"), [
+    ('task.system="${oc.env:HOME,\\"x\\"}"', "task", '"'), ("task.system='${oc.env:HOME,\\'x\\'}'", "task", "'"),
+    ('hydra.job.name="${oc.env:HOME,\\"x\\"}"', "hydra", '"')])
+def test_an_override_hydra_cannot_keep_as_written_is_named(tmp_path, arg, kept, quote):
+    """Before: `benchrun: error: (mismatched input '"' expecting BRACE_CLOSE)`, naming no override."""
+    assert ended(dry_run(tmp_path, {"tasks.yml": TASK}, arg)) == refusal(
+        f"the override {arg!r}: Hydra keeps it as written among its own settings (hydra.overrides.{kept}), where "
+        f"OmegaConf cannot read the interpolation it holds (mismatched input '{quote}' expecting BRACE_CLOSE); inside "
+        "${...}, quote a text with the quote the value is not written in, not an escaped one")

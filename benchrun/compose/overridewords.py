@@ -4,13 +4,16 @@ override in a form it reads (the value, or the item of a sweep or a list, quoted
 from __future__ import annotations
 
 import re
+from typing import Sequence
 
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.errors import HydraException, OverrideParseException
 from omegaconf import OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
+from benchrun.compose.commandline import override_words
 from benchrun.core.filebytes import UNASKED, unasked_said
+from benchrun.core.keys import override_key
 
 ITEM_MARKS = ",[]{}()"
 """What ends an item of a value in Hydra's override grammar: a sweep's or a list's comma, brackets."""
@@ -86,3 +89,30 @@ def _quoted(override: str, at: int, escaped: bool = False) -> str:
     left = max(override.index("=") + 1, *(override.rfind(mark, 0, at) + 1 for mark in ITEM_MARKS))
     right = min((found for mark in ITEM_MARKS if (found := override.find(mark, at)) >= 0), default=len(override))
     return f"{override[:left]}{_in_quotes(override[left:right], escaped)}{override[right:]}"
+
+
+KEPT = re.compile(r"hydra\.overrides\.(task|hydra)\[(\d+)\]")
+"""Where Hydra keeps each override as written (its own settings' list of the job's overrides, or of its own), which
+OmegaConf reads as text that may hold `${...}`."""
+
+
+def kept_unread(err: Exception, argv: Sequence[str]) -> str | None:
+    """The line for an override Hydra read but could not keep as written among its own settings: OmegaConf read the
+    `${...}` of its raw text (`task.system="${oc.env:HOME,\\"x\\"}"`, the escaped quotes kept) and could not, said
+    with no override named (`(mismatched input '"' expecting BRACE_CLOSE)`); None for any other error."""
+    found = KEPT.fullmatch(str(getattr(err.__cause__, "full_key", None) or ""))
+    if not isinstance(err.__cause__, OmegaConfBaseException) or found is None:
+        return None
+    listed = [word for word in override_words(argv) if _is_hydras(word) == (found[1] == "hydra")]
+    if int(found[2]) >= len(listed):
+        return None
+    why = next(iter(str(err.__cause__).strip().splitlines()), "")
+    return (f"the override {listed[int(found[2])]!r}: Hydra keeps it as written among its own settings "
+            f"(hydra.overrides.{found[1]}), where OmegaConf cannot read the interpolation it holds ({why}); inside "
+            "${...}, quote a text with the quote the value is not written in, not an escaped one")
+
+
+def _is_hydras(word: str) -> bool:
+    """Whether Hydra counts the override `word` as one of its own settings' (`hydra.verbose=1`, `hydra/launcher=x`)."""
+    key = override_key(word)
+    return key == "hydra" or key.startswith(("hydra.", "hydra/"))
