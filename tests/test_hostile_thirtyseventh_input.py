@@ -23,7 +23,8 @@ Fixed:
    'fe80::1%25eth0' ... does not resolve`); a zone on an address that takes none (`[::1%lo]`, `[fd00::2%25eth0]`)
    or naming no interface of this machine refused in words for an address, as the config is read.
 6. `${hydra:...}` in a value the run's folder is named after (`runner.model=${hydra:job.name}`,
-   `task.name=${hydra:runtime.cwd}`) said as that (compose.config.unresolvable): it was `cannot resolve: ValueError
+   `task.name=${hydra:runtime.cwd}`, a preset's `runner.model: ${hydra:job.name}`) said as that, naming those values
+   (compose.config.unresolvable): it was `cannot resolve: ValueError
    raised while resolving interpolation: HydraConfig was not set`.
 7. `${oc.env:V}` of a variable holding a key told by its prefix, with text run on before it (`task.system=x${oc.env:V}`,
    `runner.model=m${oc.env:V}`), refused as the variable's value is read (core.secrets.environment_read, a shared
@@ -42,6 +43,7 @@ import socket
 import pytest
 
 from benchrun.core.serverurls import DEFAULT_OLLAMA_HOST, servers
+from tests.helpers.benchfiles import write_bench
 from tests.helpers.p29_input import dry_run
 from tests.helpers.p30_input import TASK, ended, refusal
 
@@ -116,13 +118,25 @@ def test_an_ipv6_zone_written_as_rfc_6874_writes_it_is_asked_as_the_socket_reads
     assert servers("http://[fe80::1%25lo]:11434", DEFAULT_OLLAMA_HOST) == "http://[fe80::1%lo]:11434"
 
 
+HYDRA_READ = ("${hydra:...} in a value the run's folder is named after (task.name, task.path, runner.model, runner_file, "
+              "outputs, dry_run) reads Hydra's own settings, which are not yet set as Hydra names the folder "
+              "(hydra.run.dir); give the value itself")
+
+
 @pytest.mark.parametrize("arg", ["runner.model=${hydra:job.name}", "task.name=${hydra:runtime.cwd}"])
 def test_hydras_own_settings_read_in_a_value_the_run_folder_is_named_after_is_said_as_that(tmp_path, arg):
     """Before: `cannot resolve: ValueError raised while resolving interpolation: HydraConfig was not set`."""
     assert ended(dry_run(tmp_path, {"tasks.yml": TASK}, arg)) == refusal(
-        f"in 'config': {arg.partition('=')[0]}: cannot resolve: ${{hydra:...}} reads Hydra's own settings, which are "
-        "not yet set as Hydra names the run's folder (hydra.run.dir) after this value; give the value itself "
-        f"(resolving hydra.run.dir, from the override '{arg}')")
+        f"in 'config': {arg.partition('=')[0]}: cannot resolve: {HYDRA_READ} (resolving hydra.run.dir, from the "
+        f"override '{arg}')")
+
+
+def test_hydras_own_settings_read_in_a_presets_value_the_run_folder_is_named_after_is_said_as_that(tmp_path):
+    """Before: `hydra.run.dir: cannot resolve: ValueError raised while resolving interpolation: HydraConfig was not
+    set`."""
+    write_bench(tmp_path, {"presets/model/mine.yaml": "# @package _global_\nrunner:\n  model: ${hydra:job.name}\n"})
+    assert ended(dry_run(tmp_path, {"tasks.yml": TASK}, "--config-dir", "bench/presets", "model=mine")) == refusal(
+        f"in 'config': hydra.run.dir: cannot resolve: {HYDRA_READ}")
 
 
 KEY = "sk-proj-abcdefABCDEF1234567890abcdef"
