@@ -28,8 +28,8 @@ Fixed:
    raised while resolving interpolation: HydraConfig was not set`.
 7. `${oc.env:V}` of a variable holding a key told by its prefix, with text run on before it (`task.system=x${oc.env:V}`,
    `runner.model=m${oc.env:V}`), refused as the variable's value is read (core.secrets.environment_read, a shared
-   module, one line): the resolved text `xsk-proj-...` hid the key from the prefix's check, and the key went into the
-   manifest's prompts.
+   module, one line), and in a preset's value as written (compose.fromenv.read_credentials): the resolved text
+   `xsk-proj-...` hid the key from the prefix's check, and the key went into the manifest's prompts.
 8. An override Hydra reads but cannot keep as written among its own settings (`task.system="${oc.env:HOME,\\"x\\"}"`:
    OmegaConf reads the `${...}` of its raw text in hydra.overrides.task, the escaped quotes kept) said naming it and
    how to quote inside `${...}` (compose.overridewords.kept_unread): the line was `(mismatched input '"' expecting
@@ -46,6 +46,7 @@ from benchrun.core.serverurls import DEFAULT_OLLAMA_HOST, servers
 from tests.helpers.benchfiles import write_bench
 from tests.helpers.p29_input import dry_run
 from tests.helpers.p30_input import TASK, ended, refusal
+from tests.helpers.p37_input import unset_hydra
 
 NESTED = ("holds a sweep (a range, choice, interval or glob) inside another value (a list, a mapping or a sweep's "
           "values), where none is read: give the sweep as the override's whole value, with -m, or list the values it "
@@ -124,16 +125,20 @@ HYDRA_READ = ("${hydra:...} in a value the run's folder is named after (task.nam
 
 
 @pytest.mark.parametrize("arg", ["runner.model=${hydra:job.name}", "task.name=${hydra:runtime.cwd}"])
-def test_hydras_own_settings_read_in_a_value_the_run_folder_is_named_after_is_said_as_that(tmp_path, arg):
+def test_hydras_own_settings_read_in_a_value_the_run_folder_is_named_after_is_said_as_that(tmp_path, monkeypatch,
+                                                                                         arg):
     """Before: `cannot resolve: ValueError raised while resolving interpolation: HydraConfig was not set`."""
+    unset_hydra(monkeypatch)
     assert ended(dry_run(tmp_path, {"tasks.yml": TASK}, arg)) == refusal(
         f"in 'config': {arg.partition('=')[0]}: cannot resolve: {HYDRA_READ} (resolving hydra.run.dir, from the "
         f"override '{arg}')")
 
 
-def test_hydras_own_settings_read_in_a_presets_value_the_run_folder_is_named_after_is_said_as_that(tmp_path):
+def test_hydras_own_settings_read_in_a_presets_value_the_run_folder_is_named_after_is_said_as_that(tmp_path,
+                                                                                                 monkeypatch):
     """Before: `hydra.run.dir: cannot resolve: ValueError raised while resolving interpolation: HydraConfig was not
     set`."""
+    unset_hydra(monkeypatch)
     write_bench(tmp_path, {"presets/model/mine.yaml": "# @package _global_\nrunner:\n  model: ${hydra:job.name}\n"})
     assert ended(dry_run(tmp_path, {"tasks.yml": TASK}, "--config-dir", "bench/presets", "model=mine")) == refusal(
         f"in 'config': hydra.run.dir: cannot resolve: {HYDRA_READ}")
@@ -162,3 +167,14 @@ def test_an_override_hydra_cannot_keep_as_written_is_named(tmp_path, arg, kept, 
         f"the override {arg!r}: Hydra keeps it as written among its own settings (hydra.overrides.{kept}), where "
         f"OmegaConf cannot read the interpolation it holds (mismatched input '{quote}' expecting BRACE_CLOSE); inside "
         "${...}, quote a text with the quote the value is not written in, not an escaped one")
+
+
+def test_a_presets_value_reading_a_key_with_text_run_on_before_it_is_refused(tmp_path, monkeypatch):
+    """Before: the dry run took `task.system: x${oc.env:P37_VALUE}` of a preset (exit 0)."""
+    monkeypatch.setenv("P37_VALUE", KEY)
+    write_bench(tmp_path, {"presets/model/mine.yaml": "# @package _global_\nrunner:\n  model: m\n"
+                                                       "task:\n  system: x${oc.env:P37_VALUE}\n"})
+    assert ended(dry_run(tmp_path, {"tasks.yml": TASK}, "--config-dir", "bench/presets", "model=mine")) == refusal(
+        "in 'config': task.system: secrets are never taken from the config, where they would be archived "
+        "(${oc.env:P37_VALUE}, which reads the credential in $P37_VALUE); put an API key in an environment variable "
+        "and name it with runner.api_key_env, and give URLs without user names or passwords")

@@ -14,7 +14,7 @@ from typing import Any, Iterable, Mapping, Sequence, TypeVar
 from omegaconf import DictConfig, ListConfig, OmegaConf
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
-from benchrun.compose.fromenv import env_given, said_of_variables
+from benchrun.compose.fromenv import env_given, read_credentials, said_of_variables
 from benchrun.compose.labels import job_dir_label, slug
 from benchrun.compose.rundirs import outputs_path, scratch_if
 from benchrun.compose.runneryml import (
@@ -113,6 +113,7 @@ def plain_config(config: Any, cwd: Path | None = None) -> dict[str, Any]:
     with said_of_variables(variables), said_of_runner_file(runner_file, given):
         secrets.SECRETS.declare(*(value_at(cfg, key) for key in KEY_VARIABLE_KEYS))
         refuse_secrets(secrets.found(cfg))
+        refuse_secrets(read_credentials(config))  # what the values as resolved hid
         refuse_interpolations(given)
         refuse_unkept_values(cfg)
         config = checked(RunConfig, cfg)
