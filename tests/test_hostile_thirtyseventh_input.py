@@ -34,6 +34,9 @@ Fixed:
    OmegaConf reads the `${...}` of its raw text in hydra.overrides.task, the escaped quotes kept) said naming it and
    how to quote inside `${...}` (compose.overridewords.kept_unread): the line was `(mismatched input '"' expecting
    BRACE_CLOSE)`, naming nothing.
+9. `--cfg job -p KEY` (`--package`) naming a key the config does not take (`-p nope`, `--package=runner.modle`) said as
+   an override of it is, with the keys taken or the nearest (compose.commandline._refuse_unknown_package): Hydra wrote
+   `package 'nope' not found in config`, without `benchrun: error:`, and exited 1.
 """
 
 from __future__ import annotations
@@ -178,3 +181,12 @@ def test_a_presets_value_reading_a_key_with_text_run_on_before_it_is_refused(tmp
         "in 'config': task.system: secrets are never taken from the config, where they would be archived "
         "(${oc.env:P37_VALUE}, which reads the credential in $P37_VALUE); put an API key in an environment variable "
         "and name it with runner.api_key_env, and give URLs without user names or passwords")
+
+
+@pytest.mark.parametrize(("args", "said"), [
+    (("-p", "nope"), "nope: unknown key 'nope' (allowed: task, runner, model_preset, dry_run, runner_file, outputs, "
+                     "scorer_timeout_s, judge, repeats, repeat_seeds, cache, cache_dir, shard)"),
+    (("--package=runner.modle",), "runner.modle: unknown key 'modle' (did you mean 'model'?)")])
+def test_a_package_shown_that_the_config_does_not_take_is_said_as_an_unknown_key(tmp_path, args, said):
+    """Before: `package 'nope' not found in config` (Hydra's, no `benchrun: error:`), exit 1."""
+    assert ended(dry_run(tmp_path, {"tasks.yml": TASK}, "--cfg", "job", *args)) == refusal(f"in 'config': {said}")

@@ -63,6 +63,7 @@ def refuse_bad_overrides(argv: Sequence[str]) -> None:
     _refuse_kept_hydra_settings(words)
     _refuse_unread_verbose(words)
     _refuse_hydra_alone_resolved(argv)
+    _refuse_unknown_package(argv)
     _refuse_keys_twice(words)
     refuse_nested_sweeps(words)
     refuse_added_into_one_value(words)
@@ -114,14 +115,26 @@ def _refuse_hydra_alone_resolved(argv: Sequence[str]) -> None:
     """Refuse `--cfg hydra --resolve`: Hydra resolves its own settings without the job's config, and benchrun's are made
     of the job's keys (hydra.run.dir of dry_run, task.name, runner.model), so it stopped on `Interpolation key
     'dry_run' not found`, said of no key, where nothing given was wrong."""
-    words = list(argv)
-    shown = [words[at + 1] for at, word in enumerate(words[:-1])
-             if word == "-c" or "=" not in word and _names_flag(word, "--cfg")]
-    shown += [word.split("=", 1)[1] for word in words if "=" in word and _names_flag(word, "--cfg")]
-    if "hydra" in shown and any(_names_flag(word, "--resolve") for word in words):
+    if "hydra" in _flag_values(argv, "--cfg", "-c") and any(_names_flag(word, "--resolve") for word in argv):
         raise ConfigError("--cfg hydra --resolve: Hydra's settings here are made of the job's config (hydra.run.dir of "
                           "dry_run, task.name and runner.model), which Hydra leaves out of what it resolves them in: "
                           "give --cfg all --resolve, or --cfg hydra without --resolve")
+
+
+def _refuse_unknown_package(argv: Sequence[str]) -> None:
+    """Refuse `-p`/`--package` naming a key the config does not take (`-p nope`, `-p runner.modle`): Hydra wrote
+    `package 'nope' not found in config`, not as benchrun's error, and exited 1."""
+    for package in _flag_values(argv, "--package", "-p"):
+        if package != "_global_" and (unknown := _section_unknown([*package.split("."), "?"])) is not None:
+            raise ConfigError(unknown)
+
+
+def _flag_values(argv: Sequence[str], flag: str, short: str) -> list[str]:
+    """The values the command line gives Hydra's `flag` (or its `short` form), as the next word or joined by `=`."""
+    words = list(argv)
+    values = [words[at + 1] for at, word in enumerate(words[:-1])
+              if word == short or "=" not in word and _names_flag(word, flag)]
+    return values + [word.split("=", 1)[1] for word in words if "=" in word and _names_flag(word, flag)]
 
 
 HYDRA_FLAGS = ("--help", "--hydra-help", "--version", "--cfg", "--resolve", "--package", "--run", "--multirun",
