@@ -37,6 +37,9 @@ Fixed:
 9. `--cfg job -p KEY` (`--package`) naming a key the config does not take (`-p nope`, `--package=runner.modle`) said as
    an override of it is, with the keys taken or the nearest (compose.commandline._refuse_unknown_package): Hydra wrote
    `package 'nope' not found in config`, without `benchrun: error:`, and exited 1.
+10. The scorers and formats of custom_*.py listed beside an unknown one's name with their characters beyond ASCII
+    escaped (compiler.plan._choices, by core.text.names_listed), as the name refused is: `unknown scorer 'sa' (...;
+    in custom_scorer.py: sа)`, the Cyrillic `а` of the one defined unseen.
 """
 
 from __future__ import annotations
@@ -190,3 +193,11 @@ def test_a_presets_value_reading_a_key_with_text_run_on_before_it_is_refused(tmp
 def test_a_package_shown_that_the_config_does_not_take_is_said_as_an_unknown_key(tmp_path, args, said):
     """Before: `package 'nope' not found in config` (Hydra's, no `benchrun: error:`), exit 1."""
     assert ended(dry_run(tmp_path, {"tasks.yml": TASK}, "--cfg", "job", *args)) == refusal(f"in 'config': {said}")
+
+
+def test_a_custom_scorer_listed_beside_an_unknown_name_shows_its_characters_beyond_ascii(tmp_path):
+    """Before: `unknown scorer 'sa' (built-in: contains, exact_match; in custom_scorer.py: s\u0430)`, shown as `sа`."""
+    files = {"tasks.yml": TASK + "  scorer: sa\n", "custom_scorer.py": "def s\u0430(response, reference):\n    return 1\n"}
+    assert ended(dry_run(tmp_path, files)) == refusal(
+        "in 'tasks.yml': task 't': tasks[0].scorer: unknown scorer 'sa' (built-in: contains, exact_match; in "
+        "custom_scorer.py: s\u0430 (s\\u0430))")
