@@ -40,6 +40,9 @@ Fixed:
 10. The scorers and formats of custom_*.py listed beside an unknown one's name with their characters beyond ASCII
     escaped (compiler.plan._choices, by core.text.names_listed), as the name refused is: `unknown scorer 'sa' (...;
     in custom_scorer.py: sа)`, the Cyrillic `а` of the one defined unseen.
+11. An override of Hydra's record of the command line (`hydra.overrides.task=["runner.model=gemma3"]`,
+    `+hydra.overrides.task.5=x`, `~hydra.overrides`) refused (compose.commandline._refuse_kept_hydra_settings): the
+    run (of llama3.2) listed `runner.model=gemma3` first among its overrides in run.json and .hydra/overrides.yaml.
 """
 
 from __future__ import annotations
@@ -201,3 +204,12 @@ def test_a_custom_scorer_listed_beside_an_unknown_name_shows_its_characters_beyo
     assert ended(dry_run(tmp_path, files)) == refusal(
         "in 'tasks.yml': task 't': tasks[0].scorer: unknown scorer 'sa' (built-in: contains, exact_match; in "
         "custom_scorer.py: s\u0430 (s\\u0430))")
+
+
+@pytest.mark.parametrize("arg", ['hydra.overrides.task=["runner.model=gemma3"]', "+hydra.overrides.task.5=x",
+                                 "~hydra.overrides"])
+def test_an_override_of_hydras_record_of_the_command_line_is_refused(tmp_path, arg):
+    """Before: taken, its values recorded in run.json as overrides given (or `... is a list of no items`)."""
+    assert ended(dry_run(tmp_path, {"tasks.yml": TASK}, arg)) == refusal(
+        f"{arg}: Hydra records there the overrides the command line gives (run.json and .hydra/overrides.yaml list "
+        "them), where a value given would be recorded as given on the command line, and never was; leave it out")

@@ -20,7 +20,7 @@ from benchrun.compose.valuekeys import into_one_value, one_value_above, refuse_a
 from benchrun.core import secrets
 from benchrun.core.errors import ConfigError
 from benchrun.core.keys import KEY_VARIABLE_KEYS, override_key, unknown_key
-from benchrun.core.layout import LOG
+from benchrun.core.layout import LOG, RUN
 from benchrun.core.resources import PRIMARY_CONFIG, conf_dir
 from benchrun.core.text import too_many_digits
 
@@ -165,7 +165,8 @@ def _refuse_kept_hydra_settings(argv: Sequence[str]) -> None:
     whole (`hydra/hydra_logging=disabled`): a setting of it logging cannot use stopped Hydra in a traceback, or
     printed one at each of its lines (`hydra.hydra_logging.formatters.simple.format='%(x)s'`). And a copy of
     variables to the jobs (`hydra.job.env_copy`), whose values Hydra writes into the archive (`env_copy_refusal`); a
-    variable not set was Hydra's `KeyError`."""
+    variable not set was Hydra's `KeyError`. And Hydra's record of the command line (`hydra.overrides.task=[...]`: its
+    values were listed in run.json as overrides given)."""
     for arg in argv:
         key = override_key(arg) if not arg.startswith("-") else ""
         if key == "hydra/job_logging" or key.startswith("hydra.job_logging"):
@@ -174,6 +175,10 @@ def _refuse_kept_hydra_settings(argv: Sequence[str]) -> None:
                               "logs more)")
         if key.startswith("hydra.job.env_copy") and not arg.startswith("~"):
             raise ConfigError(env_copy_refusal(arg))
+        if key == "hydra.overrides" or key.startswith("hydra.overrides."):
+            raise ConfigError(f"{arg}: Hydra records there the overrides the command line gives ({RUN} and "
+                              ".hydra/overrides.yaml list them), where a value given would be recorded as given on the "
+                              "command line, and never was; leave it out")
         if key.startswith("hydra.hydra_logging"):
             raise ConfigError(f"{arg}: Hydra's own logging is chosen whole, by one of its presets "
                               "(hydra/hydra_logging=disabled, none, hydra_debug); leave its settings as they are "
