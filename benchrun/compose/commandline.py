@@ -124,8 +124,8 @@ def _refuse_hydra_alone_resolved(argv: Sequence[str]) -> None:
 def _refuse_unknown_package(argv: Sequence[str]) -> None:
     """Refuse `-p`/`--package` naming a key the config does not take (`-p nope`, `-p runner.modle`): Hydra wrote
     `package 'nope' not found in config`, not as benchrun's error, and exited 1."""
-    for package in _flag_values(argv, "--package", "-p"):
-        if package != "_global_" and (unknown := _section_unknown([*package.split("."), "?"])) is not None:
+    for package in (given.lstrip(".") for given in _flag_values(argv, "--package", "-p")):  # `.runner`: from the top
+        if package not in ("", "_global_") and (unknown := _section_unknown([*package.split("."), "?"])) is not None:
             raise ConfigError(unknown)
 
 
