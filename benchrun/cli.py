@@ -50,6 +50,7 @@ from benchrun.core.layout import RUN
 from benchrun.core.loading import load_failure, pythons_own
 from benchrun.core.resources import PRIMARY_CONFIG, conf_dir
 from benchrun.core.stdfds import display_streams
+from benchrun.core.text import names_listed
 from benchrun.core.yamlfile import syntax_error
 
 if TYPE_CHECKING:
@@ -158,8 +159,15 @@ def hydra_error(err: Exception) -> str | None:
     lines = [line.strip() for line in str(err).splitlines() if line.strip() and not line.strip().startswith(
         ("^", "See https://hydra.cc", "Config search path", "provider="))]
     if isinstance(err, MissingConfigException) and len(lines) > 2 and lines[1].startswith("Available options"):
-        return f"{lines[0]} (options: {', '.join(lines[2:])})"
+        return f"{lines[0]}{_name_escaped(err)} (options: {names_listed(lines[2:])})"
     return " ".join(lines + _why(err)) or type(err).__name__
+
+
+def _name_escaped(err: MissingConfigException) -> str:
+    """The preset's name Hydra could not find, its characters beyond ASCII escaped (` (caf\\xe9)`), as the options
+    listed beside it are: `café` given in one Unicode form and the file named in the other printed alike; else ''."""
+    name = str(err.missing_cfg_file or "")
+    return "" if name.isascii() else f" ({ascii(name)[1:-1]})"
 
 
 CONFIG_DIR = re.compile(r"Additional config directory '(.*)' not found")

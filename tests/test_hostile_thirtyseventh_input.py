@@ -43,6 +43,9 @@ Fixed:
 11. An override of Hydra's record of the command line (`hydra.overrides.task=["runner.model=gemma3"]`,
     `+hydra.overrides.task.5=x`, `~hydra.overrides`) refused (compose.commandline._refuse_kept_hydra_settings): the
     run (of llama3.2) listed `runner.model=gemma3` first among its overrides in run.json and .hydra/overrides.yaml.
+12. A preset of the user's own not found, named beyond ASCII (`model='café'`, the file `cafe\u0301.yaml` of a copy from
+    macOS), said with the name and the options escaped (cli.hydra_error, by core.text.names_listed): `Could not find
+    'model/café' (options: café, gemma3, llama3.2)`, the two forms printed alike.
 """
 
 from __future__ import annotations
@@ -213,3 +216,11 @@ def test_an_override_of_hydras_record_of_the_command_line_is_refused(tmp_path, a
     assert ended(dry_run(tmp_path, {"tasks.yml": TASK}, arg)) == refusal(
         f"{arg}: Hydra records there the overrides the command line gives (run.json and .hydra/overrides.yaml list "
         "them), where a value given would be recorded as given on the command line, and never was; leave it out")
+
+
+def test_a_preset_not_found_beside_one_named_in_another_unicode_form_tells_them_apart(tmp_path):
+    """Before: `Could not find 'model/caf\u00e9' (options: cafe\u0301, gemma3, llama3.2)`, both printed `café`."""
+    write_bench(tmp_path, {"presets/model/cafe\u0301.yaml": "# @package _global_\nrunner:\n  model: m\n"})
+    done = dry_run(tmp_path, {"tasks.yml": TASK}, "--config-dir", "bench/presets", "model='caf\u00e9'")
+    assert ended(done) == refusal("In 'config': Could not find 'model/caf\u00e9' (model/caf\\xe9) (options: "
+                                  "cafe\u0301 (cafe\\u0301), gemma3, llama3.2)")
