@@ -46,6 +46,8 @@ Fixed:
 12. A preset of the user's own not found, named beyond ASCII (`model='café'`, the file `cafe\u0301.yaml` of a copy from
     macOS), said with the name and the options escaped (cli.hydra_error, by core.text.names_listed): `Could not find
     'model/café' (options: café, gemma3, llama3.2)`, the two forms printed alike.
+13. A judge's grades listed beyond ASCII escaped (compiler.judges, by core.text.names_listed): `scores: {sí: 1, no: 0}`
+    (NFC) of a Literal['si\u0301', 'no'] (NFD) said `missing sí; not values of it: sí`, the two printed alike.
 """
 
 from __future__ import annotations
@@ -224,3 +226,18 @@ def test_a_preset_not_found_beside_one_named_in_another_unicode_form_tells_them_
     done = dry_run(tmp_path, {"tasks.yml": TASK}, "--config-dir", "bench/presets", "model='caf\u00e9'")
     assert ended(done) == refusal("In 'config': Could not find 'model/caf\u00e9' (model/caf\\xe9) (options: "
                                   "cafe\u0301 (cafe\\u0301), gemma3, llama3.2)")
+
+
+VERDICT = "from typing import Literal\n\nfrom pydantic import BaseModel\n\n\nclass Verdict(BaseModel):\n" \
+          "    grade: Literal['si\u0301', 'no']\n"
+"""A judge's response class whose grade `sí` is written decomposed (NFD)."""
+
+
+def test_a_judges_grades_listed_beside_scores_in_another_unicode_form_tell_them_apart(tmp_path):
+    """Before: `scores must give each value of field 'grade' (no, sí) a number: missing sí; not values of it: sí`."""
+    files = {"tasks.yml": TASK + "  judge: v\n", "custom_response.py": VERDICT,
+             "judges.yml": "- name: v\n  rubric: 'grade {response}'\n  format: Verdict\n  score: grade\n"
+                           "  scores: {s\u00ed: 1, 'no': 0}\n"}
+    assert ended(dry_run(tmp_path, files, "judge.model=j")) == refusal(
+        "in 'judges.yml': judges[0].scores: scores must give each value of field 'grade' (si\u0301 (si\\u0301), no) "
+        "a number: missing si\u0301 (si\\u0301); not values of it: s\u00ed (s\\xed)")
