@@ -22,7 +22,7 @@ Fixed:
    as the socket reads it (`%eth0`: the clients passed `%25eth0` on, and the run said `the host name
    'fe80::1%25eth0' ... does not resolve`); a zone on an address that takes none (`[::1%lo]`, `[fd00::2%25eth0]`)
    or naming no interface of this machine refused in words for an address, as the config is read.
-6. `${hydra:...}` in a value the run's folder is named after (`runner.model=${hydra:job.name}`,
+6. `${hydra:...}` in a value the run's (or sweep's) folder is named after (`runner.model=${hydra:job.name}`,
    `task.name=${hydra:runtime.cwd}`, a preset's `runner.model: ${hydra:job.name}`) said as that, naming those values
    (compose.config.unresolvable): it was `cannot resolve: ValueError
    raised while resolving interpolation: HydraConfig was not set`.
@@ -133,19 +133,21 @@ def test_an_ipv6_zone_written_as_rfc_6874_writes_it_is_asked_as_the_socket_reads
     assert servers("http://[fe80::1%25lo]:11434", DEFAULT_OLLAMA_HOST) == "http://[fe80::1%lo]:11434"
 
 
-HYDRA_READ = ("${hydra:...} in a value the run's folder is named after (task.name, task.path, runner.model, runner_file, "
-              "outputs, dry_run) reads Hydra's own settings, which are not yet set as Hydra names the folder "
-              "(hydra.run.dir); give the value itself")
+HYDRA_READ = ("${hydra:...} in a value the run's or sweep's folder is named after (task.name, task.path, runner.model, "
+              "runner_file, outputs, dry_run) reads Hydra's own settings, which are not yet set as Hydra names the "
+              "folder; give the value itself")
 
 
-@pytest.mark.parametrize("arg", ["runner.model=${hydra:job.name}", "task.name=${hydra:runtime.cwd}"])
+@pytest.mark.parametrize(("args", "folder"), [(("runner.model=${hydra:job.name}",), "run"),
+                                            (("task.name=${hydra:runtime.cwd}",), "run"),
+                                            (("-m", "task.name=${hydra:job.name}"), "sweep")])
 def test_hydras_own_settings_read_in_a_value_the_run_folder_is_named_after_is_said_as_that(tmp_path, monkeypatch,
-                                                                                         arg):
+                                                                                         args, folder):
     """Before: `cannot resolve: ValueError raised while resolving interpolation: HydraConfig was not set`."""
     unset_hydra(monkeypatch)
-    assert ended(dry_run(tmp_path, {"tasks.yml": TASK}, arg)) == refusal(
-        f"in 'config': {arg.partition('=')[0]}: cannot resolve: {HYDRA_READ} (resolving hydra.run.dir, from the "
-        f"override '{arg}')")
+    assert ended(dry_run(tmp_path, {"tasks.yml": TASK}, *args)) == refusal(
+        f"in 'config': {args[-1].partition('=')[0]}: cannot resolve: {HYDRA_READ} (resolving hydra.{folder}.dir, from "
+        f"the override '{args[-1]}')")
 
 
 def test_hydras_own_settings_read_in_a_presets_value_the_run_folder_is_named_after_is_said_as_that(tmp_path,

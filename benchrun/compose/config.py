@@ -363,9 +363,9 @@ def unresolvable(err: Exception, overrides: Sequence[str] = ()) -> ConfigError:
     said = str(getattr(err, "msg", None) or err).strip()  # its msg is None once OmegaConf has formatted the error
     message = said.splitlines()[0] if said else type(err).__name__
     if HYDRA_UNSET in message:  # `${hydra:job.name}` in runner.model, which names the run's folder
-        message = ("${hydra:...} in a value the run's folder is named after (task.name, task.path, runner.model, "
-                   "runner_file, outputs, dry_run) reads Hydra's own settings, which are not yet set as Hydra names "
-                   "the folder (hydra.run.dir); give the value itself")
+        message = ("${hydra:...} in a value the run's or sweep's folder is named after (task.name, task.path, "
+                   "runner.model, runner_file, outputs, dry_run) reads Hydra's own settings, which are not yet set as "
+                   "Hydra names the folder; give the value itself")
     key = getattr(err, "full_key", None) or None
     held = [arg for arg in overrides if "=" in arg and ("${" in arg or arg.endswith("=???"))]
     missing = found[1] if (found := MISSING.search(message)) else None
