@@ -15,7 +15,6 @@ import hydra
 import omegaconf
 import yaml
 from hydra.core.hydra_config import HydraConfig
-from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.errors import HydraException, MissingConfigException, OverrideParseException, SearchPathException
 from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
@@ -29,10 +28,11 @@ from omegaconf.errors import (
 
 from benchrun.app import run
 from benchrun.archive.claims import stray_job_dir
-from benchrun.compose import takeback
+from benchrun.compose import overridewords, takeback
 from benchrun.compose.commandline import not_held
 from benchrun.compose.config import register_with_hydra, unresolvable
 from benchrun.compose.labels import swept_keys, varied
+from benchrun.compose.listitems import list_item_said
 from benchrun.compose.takeback import forget_hydra_copies
 from benchrun.console import output
 from benchrun.core.errors import (
@@ -50,6 +50,7 @@ from benchrun.core.layout import RUN
 from benchrun.core.loading import load_failure, pythons_own
 from benchrun.core.resources import PRIMARY_CONFIG, conf_dir
 from benchrun.core.stdfds import display_streams
+from benchrun.core.text import names_listed
 from benchrun.core.yamlfile import syntax_error
 
 if TYPE_CHECKING:
@@ -58,8 +59,6 @@ if TYPE_CHECKING:
 HYDRA_CODE = tuple(str(Path(package.__file__).parent) + os.sep for package in (hydra, omegaconf))
 """Where Hydra's own modules are (its core plugins, the basic sweeper and launcher, among them), and OmegaConf's,
 which Hydra composes the config with."""
-ITEM_MARKS = ",[]{}()"
-"""What ends an item of a value in Hydra's override grammar: a sweep's or a list's comma, brackets."""
 
 register_with_hydra()  # at import, so launchers' worker processes (joblib, submitit) resolve conf/ too
 
@@ -142,12 +141,16 @@ def hydra_error(err: Exception) -> str | None:
         return str(ConfigError(said, file=read))
     if isinstance(err, RecursionError) and (loop := _defaults_loop(err)) is not None:
         return loop
+    if (item := list_item_said(err)) is not None:  # an override into a list's item it does not hold
+        return item
+    if (kept := overridewords.kept_unread(err, sys.argv[1:])) is not None:
+        return kept
     if not isinstance(err, (HydraException, OmegaConfBaseException)):
         return _hydras_own(err)
     if isinstance(err, InterpolationResolutionError):  # hydra.run.dir's name made of a value that cannot be had
         return str(unresolvable(err, sys.argv[1:]))
     if isinstance(err, OverrideParseException):
-        return _unquoted_character(err) or _unreadable_override(err)
+        return overridewords.unquoted_character(err) or overridewords.unreadable_override(err)
     if isinstance(err, SearchPathException) and (found := CONFIG_DIR.fullmatch(str(err))) and os.path.exists(found[1]):
         return (f"--config-dir: '{found[1]}' is {not_a_file(os.stat(found[1]).st_mode) or 'a file'}, not a folder: "
                 "name the folder that holds your presets (runner/mine.yaml)")
@@ -156,8 +159,15 @@ def hydra_error(err: Exception) -> str | None:
     lines = [line.strip() for line in str(err).splitlines() if line.strip() and not line.strip().startswith(
         ("^", "See https://hydra.cc", "Config search path", "provider="))]
     if isinstance(err, MissingConfigException) and len(lines) > 2 and lines[1].startswith("Available options"):
-        return f"{lines[0]} (options: {', '.join(lines[2:])})"
+        return f"{lines[0]}{_name_escaped(err)} (options: {names_listed(lines[2:])})"
     return " ".join(lines + _why(err)) or type(err).__name__
+
+
+def _name_escaped(err: MissingConfigException) -> str:
+    """The preset's name Hydra could not find, its characters beyond ASCII escaped (` (caf\\xe9)`), as the options
+    listed beside it are: `café` given in one Unicode form and the file named in the other printed alike; else ''."""
+    name = str(err.missing_cfg_file or "")
+    return "" if name.isascii() else f" ({ascii(name)[1:-1]})"
 
 
 CONFIG_DIR = re.compile(r"Additional config directory '(.*)' not found")
@@ -237,78 +247,6 @@ def _hydras_own(err: Exception) -> str | None:
     at = next((f" (at {line.removeprefix('full_key:').strip()})" for line in lines if line.startswith("full_key:")), "")
     cause = f" ({type(err.__cause__).__name__}: {err.__cause__})" if err.__cause__ else ""
     return f"Hydra could not go on: {type(err).__name__}: {said}".rstrip(": ") + cause + at
-
-
-def _unquoted_character(err: OverrideParseException) -> str | None:
-    """Hydra's `LexerNoViableAltException: OVERRIDE` (with a caret under the character) for a character its grammar
-    takes only in quotes (`é`, `ö`, `😀`), as a line naming the override, the character and the fix (a control
-    character, which no text holds, is to be removed: quoting it put U+FFFD in the advice); else None."""
-    prefix, lines = "LexerNoViableAltException: ", err.message.splitlines()
-    if len(lines) < 2 or not lines[0].startswith(prefix) or "^" not in lines[1]:
-        return None
-    caret = lines[1].index("^") - len(prefix)  # where the token it could not read starts: `.` of `task.оnly`
-    at = next((index for index, char in enumerate(err.override)  # the character it could not read
-               if index >= caret and (not char.isascii() or UNASKED.match(char))), caret)
-    if not 0 <= at < len(err.override):
-        return None
-    if UNASKED.match(err.override[at]):  # quoted, it is taken by the grammar and refused as a text's
-        return f"the override {err.override!r}: character {at + 1}: {unasked_said(err.override[at], raw=True)}"
-    said = f"the override {err.override!r}: Hydra's override grammar takes {err.override[at]!r} (character {at + 1})"
-    if at < err.override.find("=") or "=" not in err.override:  # quoting the value would not help: it is the key's
-        return f"{said} in no key, and no key of the config holds it: keys are written in ASCII (runner.model, task.path)"
-    advice = _quote_advice(err.override, at)
-    return f"{said} only inside quotes" + (f"; quote it: {advice}" if advice else "")
-
-
-def _unreadable_override(err: OverrideParseException) -> str:
-    """An override Hydra's grammar cannot read, as a line naming it (Hydra's `mismatched input '[' expecting <EOF>`
-    named none: `runner.host=http://[::1]:11434`), its reason, and how a value that is one text is written."""
-    why = next((line.strip() for line in err.message.splitlines()
-                if line.strip() and not line.startswith(("Error parsing override", "See https://hydra.cc"))), "")
-    said = f"the override {err.override!r}: Hydra's override grammar cannot read it ({why})"
-    advice = _quote_advice(err.override) if "=" in err.override else None
-    return said + (f"; a value that is one text is written in quotes: {advice}" if advice else "")
-
-
-def _quote_advice(override: str, at: int | None = None) -> str | None:
-    """`override` in a form Hydra's grammar reads: the item of a sweep or a list that holds character `at` quoted,
-    else the whole value; None when neither is read."""
-    key, value = override.split("=", 1)
-    items = [_quoted(override, at, escaped) for escaped in (False, True)] if at is not None else []
-    forms = items + [f"{key}={_in_quotes(value, escaped)}" for escaped in (False, True)]
-    return next((form for form in forms if _readable(form)), None)
-
-
-def _readable(override: str) -> bool:
-    """Whether Hydra's grammar reads `override`, and OmegaConf the interpolations its texts hold (`'${x'` is read by
-    Hydra, then refused as a value)."""
-    try:
-        value = OverridesParser.create().parse_override(override).value()
-        if isinstance(items := getattr(value, "list", value), (str, list, dict)):
-            OmegaConf.create({"value": items})
-    except (HydraException, OmegaConfBaseException):
-        return False
-    return True
-
-
-def _in_quotes(text: str, escaped: bool = False) -> str:
-    """`text` quoted as Hydra's grammar reads it back: in single quotes, or in double quotes when it holds a single
-    one (`x="it's"`), or with its single quotes escaped when it holds both; the backslashes before a quote (the
-    closing one too: `'C:\\dir\\\\'`) doubled, as Hydra halves them; `escaped`: each `${` as text (`\\${`, the
-    backslashes before it doubled), not an interpolation's start, which OmegaConf reads it as in quotes too."""
-    quote = '"' if "'" in text and '"' not in text else "'"
-    if escaped:
-        text = re.sub(r"(\\*)\$\{", lambda found: found[1] * 2 + "\\${", text)
-    return quote + re.sub(f"(\\\\*)({quote}|$)", lambda found: found[1] * 2 + "\\" * bool(found[2]) + found[2],
-                          text) + quote
-
-
-def _quoted(override: str, at: int, escaped: bool = False) -> str:
-    """`override` with the value, or the item of a sweep or a list, that holds character `at` in quotes:
-    `x=a,'gémma'`, `task.only=[a,'é']`."""
-    left = max(override.index("=") + 1, *(override.rfind(mark, 0, at) + 1 for mark in ITEM_MARKS))
-    right = min((found for mark in ITEM_MARKS if (found := override.find(mark, at)) >= 0), default=len(override))
-    return f"{override[:left]}{_in_quotes(override[left:right], escaped)}{override[right:]}"
 
 
 def lost_sweep(err: Exception) -> str | None:

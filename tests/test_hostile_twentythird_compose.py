@@ -257,8 +257,9 @@ def test_a_run_directory_named_by_a_key_is_refused_before_it_is_made(tmp_path, m
     monkeypatch.setenv("MYV", "sk-proj-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789")
     done = call_benchrun("task=listbench", HOST, *args, cwd=tmp_path)
     assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
-        "benchrun: error: in 'config': hydra.run.dir: the directory's path would hold a key by its prefix, sk-... "
-        "(through task.name, the model's name or an interpolation); secrets are never put in the archive\n"))
+        "benchrun: error: in 'config': hydra.run.dir: secrets are never taken from the config, where they would be "
+        "archived (${oc.env:MYV}, which reads the credential in $MYV); put an API key in an environment variable and "
+        "name it with runner.api_key_env, and give URLs without user names or passwords\n"))
     assert list(tmp_path.iterdir()) == []
 
 

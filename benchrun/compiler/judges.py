@@ -17,6 +17,7 @@ from benchrun.core.keys import unknown_key
 from benchrun.core.layout import RESERVED_SCORERS
 from benchrun.core.manifest import FormatSpec, JudgeSpec, ScorerSpec, TaskEntry, grade_key
 from benchrun.core.metricvalue import MAX_METRIC, in_bounds
+from benchrun.core.text import names_listed
 from benchrun.core.yamlfile import load_yaml
 
 JUDGES_FILE = "judges.yml"
@@ -78,12 +79,12 @@ def _scores(raw: Mapping[str, Any], schema: dict[str, Any], index: int) -> dict[
         scores, values = _keyed(scores, values, index), [grade_key(value) for value in values]
     if values is not None and set(scores) != set(values):
         missing, extra = sorted(set(values) - set(scores)), sorted(set(scores) - set(values))
-        said = "; ".join(part for part in (f"missing {', '.join(missing)}" if missing else "",
-                                           f"not values of it: {', '.join(extra)}" if extra else "") if part)
-        raise TaskError(f"scores must give each value of field '{field}' ({', '.join(values)}) a number: {said}",
+        said = "; ".join(part for part in (f"missing {names_listed(missing)}" if missing else "",
+                                           f"not values of it: {names_listed(extra)}" if extra else "") if part)
+        raise TaskError(f"scores must give each value of field '{field}' ({names_listed(values)}) a number: {said}",
                         **where(index, "scores"))
     if values is not None and len(set(scores.values())) == 1:
-        raise TaskError(f"every grade of field '{field}' ({', '.join(values)}) is scored "
+        raise TaskError(f"every grade of field '{field}' ({names_listed(values)}) is scored "
                         f"{next(iter(scores.values()))}, so the judge's metric would be that whatever its model "
                         "answers: give its grades different numbers", **where(index, "scores"))
     for key, value in scores.items():  # a grade's number is the metric's value: held to what a scorer may give

@@ -44,7 +44,7 @@ from benchrun.core.manifest import (
 )
 from benchrun.core.resources import DEMO_SCHEME, bench_dir
 from benchrun.core.settings import judge_runner_keys
-from benchrun.core.text import name_said, one_line
+from benchrun.core.text import name_said, names_listed, one_line
 
 ASKING_LIMITS = ("concurrency", "timeout_s", "retries", "backoff_s", "max_consecutive_failures", "max_response_bytes")
 """Runner keys that say how hard and how long to try, not what is asked: a resume or retry may change them (`--set`)."""
@@ -347,7 +347,7 @@ def _as_python_reads(name: str, known: Mapping[str, Any], custom_file: str) -> s
 def _choices(builtin: Mapping[str, Any], known: Mapping[str, Any], custom_file: str) -> str:
     custom = sorted(name for name, obj in known.items() if builtin.get(name) is not obj)
     text = f"built-in: {', '.join(sorted(builtin))}"
-    return text + (f"; in {custom_file}: {', '.join(custom)}" if custom else f"; {custom_file}: none")
+    return text + (f"; in {custom_file}: {names_listed(custom)}" if custom else f"; {custom_file}: none")
 
 
 def source_files(bench: Path, data: Iterable[str] = (),

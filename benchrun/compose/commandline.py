@@ -16,11 +16,11 @@ from omegaconf.errors import ConfigAttributeError, ConfigKeyError
 from benchrun.compose.config import keys_taken, refuse_secrets
 from benchrun.compose.hydragiven import env_copy_refusal
 from benchrun.compose.sweepwords import refuse_nested_sweeps, sweep_misplaced
-from benchrun.compose.valuekeys import one_value_above
+from benchrun.compose.valuekeys import into_one_value, one_value_above, refuse_added_into_one_value
 from benchrun.core import secrets
 from benchrun.core.errors import ConfigError
 from benchrun.core.keys import KEY_VARIABLE_KEYS, override_key, unknown_key
-from benchrun.core.layout import LOG
+from benchrun.core.layout import LOG, RUN
 from benchrun.core.resources import PRIMARY_CONFIG, conf_dir
 from benchrun.core.text import too_many_digits
 
@@ -63,8 +63,10 @@ def refuse_bad_overrides(argv: Sequence[str]) -> None:
     _refuse_kept_hydra_settings(words)
     _refuse_unread_verbose(words)
     _refuse_hydra_alone_resolved(argv)
+    _refuse_unknown_package(argv)
     _refuse_keys_twice(words)
     refuse_nested_sweeps(words)
+    refuse_added_into_one_value(words)
 
 
 def _refuse_keys_twice(argv: Sequence[str]) -> None:
@@ -113,14 +115,26 @@ def _refuse_hydra_alone_resolved(argv: Sequence[str]) -> None:
     """Refuse `--cfg hydra --resolve`: Hydra resolves its own settings without the job's config, and benchrun's are made
     of the job's keys (hydra.run.dir of dry_run, task.name, runner.model), so it stopped on `Interpolation key
     'dry_run' not found`, said of no key, where nothing given was wrong."""
-    words = list(argv)
-    shown = [words[at + 1] for at, word in enumerate(words[:-1])
-             if word == "-c" or "=" not in word and _names_flag(word, "--cfg")]
-    shown += [word.split("=", 1)[1] for word in words if "=" in word and _names_flag(word, "--cfg")]
-    if "hydra" in shown and any(_names_flag(word, "--resolve") for word in words):
+    if "hydra" in _flag_values(argv, "--cfg", "-c") and any(_names_flag(word, "--resolve") for word in argv):
         raise ConfigError("--cfg hydra --resolve: Hydra's settings here are made of the job's config (hydra.run.dir of "
                           "dry_run, task.name and runner.model), which Hydra leaves out of what it resolves them in: "
                           "give --cfg all --resolve, or --cfg hydra without --resolve")
+
+
+def _refuse_unknown_package(argv: Sequence[str]) -> None:
+    """Refuse `-p`/`--package` naming a key the config does not take (`-p nope`, `-p runner.modle`): Hydra wrote
+    `package 'nope' not found in config`, not as benchrun's error, and exited 1."""
+    for package in (given.lstrip(".") for given in _flag_values(argv, "--package", "-p")):  # `.runner`: from the top
+        if package not in ("", "_global_") and (unknown := _section_unknown([*package.split("."), "?"])) is not None:
+            raise ConfigError(unknown)
+
+
+def _flag_values(argv: Sequence[str], flag: str, short: str) -> list[str]:
+    """The values the command line gives Hydra's `flag` (or its `short` form), as the next word or joined by `=`."""
+    words = list(argv)
+    values = [words[at + 1] for at, word in enumerate(words[:-1])
+              if word == short or "=" not in word and _names_flag(word, flag)]
+    return values + [word.split("=", 1)[1] for word in words if "=" in word and _names_flag(word, flag)]
 
 
 HYDRA_FLAGS = ("--help", "--hydra-help", "--version", "--cfg", "--resolve", "--package", "--run", "--multirun",
@@ -151,7 +165,8 @@ def _refuse_kept_hydra_settings(argv: Sequence[str]) -> None:
     whole (`hydra/hydra_logging=disabled`): a setting of it logging cannot use stopped Hydra in a traceback, or
     printed one at each of its lines (`hydra.hydra_logging.formatters.simple.format='%(x)s'`). And a copy of
     variables to the jobs (`hydra.job.env_copy`), whose values Hydra writes into the archive (`env_copy_refusal`); a
-    variable not set was Hydra's `KeyError`."""
+    variable not set was Hydra's `KeyError`. And Hydra's record of the command line (`hydra.overrides.task=[...]`: its
+    values were listed in run.json as overrides given)."""
     for arg in argv:
         key = override_key(arg) if not arg.startswith("-") else ""
         if key == "hydra/job_logging" or key.startswith("hydra.job_logging"):
@@ -160,6 +175,10 @@ def _refuse_kept_hydra_settings(argv: Sequence[str]) -> None:
                               "logs more)")
         if key.startswith("hydra.job.env_copy") and not arg.startswith("~"):
             raise ConfigError(env_copy_refusal(arg))
+        if key == "hydra.overrides" or key.startswith("hydra.overrides."):
+            raise ConfigError(f"{arg}: Hydra records there the overrides the command line gives ({RUN} and "
+                              ".hydra/overrides.yaml list them), where a value given would be recorded as given on the "
+                              "command line, and never was; leave it out")
         if key.startswith("hydra.hydra_logging"):
             raise ConfigError(f"{arg}: Hydra's own logging is chosen whole, by one of its presets "
                               "(hydra/hydra_logging=disabled, none, hydra_debug); leave its settings as they are "
@@ -328,28 +347,20 @@ def not_held(err: Exception) -> str | None:
     if said.startswith(NOT_DELETED[0]) and said.endswith(NOT_DELETED[1]):
         key = said[len(NOT_DELETED[0]):-len(NOT_DELETED[1])]
         if (one := one_value_above(key.split("."))) is not None:
-            return _into_one_value(key, one)
+            return str(into_one_value(key, one))
         return _section_unknown(key.split(".")) or _said(key, keys_taken(key.split(".")[:-1]), [], (
             "the config holds no value of it, so the override deletes nothing; leave it out"))
     if not isinstance(cause, (ConfigAttributeError, ConfigKeyError)) or not said.startswith(NOT_HELD):
         return None
     key = said[len(NOT_HELD):].split("'", 1)[0]
     if (one := one_value_above(key.split("."))) is not None:
-        return _into_one_value(key, one, "+" if getattr(cause, "full_key", None) == one else "")
+        return str(into_one_value(key, one, "+" if getattr(cause, "full_key", None) == one else ""))
     held = list(cause.parent_node or ()) if isinstance(cause.parent_node, Mapping) else []
     taken = keys_taken(key.split(".")[:-1], cause.parent_node.get("type") if held else None)
     if taken is None and (unknown := _section_unknown(key.split("."))) is not None:
         return unknown
     return _said(key, taken, held, "the config holds no value of it to override; add it with a '+': "
                                    f"{said.split(' use ', 1)[1]}")
-
-
-def _into_one_value(key: str, one: str, added: str = "") -> str:
-    """An override of `key`, beneath `one`, a setting of one value (`repeats.x=1`, `runner.model.0=x`,
-    `runner.options.stop.0=x`): Hydra advised adding it with a '+', which is refused in turn (`repeats: a mapping,
-    where a whole number is taken`). `added` is the '+' that gives `one` where the config holds none of it."""
-    return str(ConfigError(f"'{one}' takes one value (a number, a text, or a list given whole), not keys or items "
-                           f"overridden one at a time: override it whole ({added}{one}=...)", file="config", key=key))
 
 
 def _section_unknown(parts: list[str]) -> str | None:

@@ -14,7 +14,7 @@ from typing import Any, Iterable, Mapping, Sequence, TypeVar
 from omegaconf import DictConfig, ListConfig, OmegaConf
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
-from benchrun.compose.fromenv import env_given, said_of_variables
+from benchrun.compose.fromenv import env_given, read_credentials, said_of_variables
 from benchrun.compose.labels import job_dir_label, slug
 from benchrun.compose.rundirs import outputs_path, scratch_if
 from benchrun.compose.runneryml import (
@@ -113,6 +113,7 @@ def plain_config(config: Any, cwd: Path | None = None) -> dict[str, Any]:
     with said_of_variables(variables), said_of_runner_file(runner_file, given):
         secrets.SECRETS.declare(*(value_at(cfg, key) for key in KEY_VARIABLE_KEYS))
         refuse_secrets(secrets.found(cfg))
+        refuse_secrets(read_credentials(config))  # what the values as resolved hid
         refuse_interpolations(given)
         refuse_unkept_values(cfg)
         config = checked(RunConfig, cfg)
@@ -328,6 +329,9 @@ def _to_plain(config: Any) -> dict[str, Any]:
     return dict(config)
 
 
+HYDRA_UNSET = "HydraConfig was not set"
+"""Hydra's resolver's words for `${hydra:...}` read before Hydra's settings are: in a value the run's folder is named
+after (runner.model, task.name), resolved as Hydra makes the folder."""
 MISSING = re.compile(r"Interpolation key '([^']+)' not found")
 """OmegaConf's word of a key an interpolation names that is not there (absolute, `runner.model`, or relative, `path`
 for `${.path}`)."""
@@ -358,6 +362,10 @@ def unresolvable(err: Exception, overrides: Sequence[str] = ()) -> ConfigError:
         return refused
     said = str(getattr(err, "msg", None) or err).strip()  # its msg is None once OmegaConf has formatted the error
     message = said.splitlines()[0] if said else type(err).__name__
+    if HYDRA_UNSET in message:  # `${hydra:job.name}` in runner.model, which names the run's folder
+        message = ("${hydra:...} in a value the run's or sweep's folder is named after (task.name, task.path, "
+                   "runner.model, runner_file, outputs, dry_run) reads Hydra's own settings, which are not yet set as "
+                   "Hydra names the folder; give the value itself")
     key = getattr(err, "full_key", None) or None
     held = [arg for arg in overrides if "=" in arg and ("${" in arg or arg.endswith("=???"))]
     missing = found[1] if (found := MISSING.search(message)) else None

@@ -9,6 +9,7 @@ from typing import Any, Iterator
 
 from omegaconf import DictConfig, OmegaConf
 
+from benchrun.core import secrets
 from benchrun.core.errors import ConfigError
 from benchrun.core.keys import key_path, leaves
 
@@ -26,6 +27,17 @@ def env_given(config: Any) -> dict[str, str]:
     raw.pop("hydra", None)
     return {key_path("", where): found[1] for where, value in leaves(raw)
             if isinstance(value, str) and (found := ENV_VALUE.fullmatch(value.strip())) is not None}
+
+
+def read_credentials(config: Any) -> list[tuple[str, str]]:
+    """(key path, why) for each value of the composed `config`, as written, that reads a credential through
+    `${oc.env:NAME}` (`x${oc.env:V}` of a key by its prefix: resolved, the text run on before it hid the key)."""
+    if not isinstance(config, DictConfig):
+        return []
+    raw = OmegaConf.to_container(config, resolve=False)
+    raw.pop("hydra", None)
+    return [(key_path("", where), why) for where, value in leaves(raw)
+            if isinstance(value, str) and (why := secrets.environment_read(value)) is not None]
 
 
 @contextmanager

@@ -25,18 +25,36 @@ def refuse_nested_sweeps(argv: Sequence[str]) -> None:
             continue
         try:
             value = parser.parse_override(arg)._value
-        except HydraException:  # said in benchrun's words where Hydra parses it
+        except HydraException as err:  # said in benchrun's words where Hydra parses it, but for a sweep it took in
+            if _sweep_in_function(err):
+                raise _nested(arg) from None
             continue
         stack = list(value.list) if isinstance(value, ChoiceSweep) else [] if isinstance(value, (Sweep, Glob)) \
             else [value]
         while stack:
             item = stack.pop()
             if isinstance(item, (Sweep, Glob)):
-                raise ConfigError(f"{arg.partition('=')[2]!r} holds a sweep (a range, choice, interval or glob) "
-                                  "inside another value (a list, a mapping or a sweep's values), where none is read: "
-                                  "give the sweep as the override's whole value, with -m, or list the values it "
-                                  "gives", file="config", key=override_key(arg))
+                raise _nested(arg)
             stack += list(item.values()) if isinstance(item, dict) else list(item) if isinstance(item, list) else []
+
+
+SWEEP_TAKEN = re.compile(r"\b(?:ChoiceSweep|RangeSweep|IntervalSweep|Glob)\b")
+"""The name of a sweep's object in Hydra's words for an argument a function of its grammar could not take."""
+
+
+def _sweep_in_function(err: HydraException) -> bool:
+    """Whether Hydra's grammar failed to evaluate a function for a sweep among its arguments (`sort(1,range(1,3))`:
+    `Invalid arguments: (1, RangeSweep(...))`; `shuffle(1,choice(2,3))`: a bare AssertionError, no words at all)."""
+    wordless = isinstance(err.__cause__, AssertionError) and not str(err.__cause__)
+    return wordless or SWEEP_TAKEN.search(str(err)) is not None
+
+
+def _nested(arg: str) -> ConfigError:
+    """The refusal of an override whose value holds a sweep inside another value."""
+    return ConfigError(f"{arg.partition('=')[2]!r} holds a sweep (a range, choice, interval or glob) inside another "
+                       "value (a list, a mapping or a sweep's values), where none is read: give the sweep as the "
+                       "override's whole value, with -m, or list the values it gives", file="config",
+                       key=override_key(arg))
 
 
 SWEEP_WORDS = (re.compile(r"Ambiguous value for argument '(.*)'\n1\. To use it as a list"),

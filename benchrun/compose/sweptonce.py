@@ -4,6 +4,7 @@ two spellings the config reads as one (`repeats=1,01`, `shard=1/2,01/2`): two jo
 from __future__ import annotations
 
 import copy
+import json
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -50,11 +51,28 @@ def _refuse_read_alike(key: str, listed: list[tuple[str, Any]], base: dict[str, 
     read = [_as_read(base, key, value) for _, value in listed] if base is not None else []
     if not read or any(value is None for value in read):
         return  # a value the config refuses is said by its job, which validates it
-    seen: dict[str, str] = {}
+    seen: dict[str, tuple[str, str]] = {}
     for (text, _), value in zip(listed, read):
-        if (other := seen.setdefault(value, text)) != text:
+        other, first = seen.setdefault(_as_equal(value), (text, value))
+        if other == text:
+            continue
+        if first == value:
             raise ConfigError(f"in 'config': {key}: the sweep lists {other!r} and {text!r}, which the config reads "
                               f"as one value ({value}), so two of its jobs would run one config; list each value once")
+        raise ConfigError(f"in 'config': {key}: the sweep lists {other!r} and {text!r}, one number written two ways "
+                          "(whole, and with a point or an exponent), which a server takes as one, so two of its jobs "
+                          "would ask the same; list each value once")
+
+
+def _as_equal(read: str) -> str:
+    """The JSON text `read` with each whole number written as one (0, 0.0 and 0e0 as 0; a bool stays a bool)."""
+    return json.dumps(json.loads(read, parse_float=_number), sort_keys=True)
+
+
+def _number(text: str) -> int | float:
+    """A JSON number with a point or an exponent, as an int when it is whole."""
+    value = float(text)
+    return int(value) if value.is_integer() else value
 
 
 def _as_read(base: dict[str, Any], key: str, value: Any) -> str | None:

@@ -10,6 +10,8 @@ from typing import Any, Sequence
 
 from pydantic import BaseModel
 
+from benchrun.core.errors import ConfigError
+from benchrun.core.keys import override_key
 from benchrun.core.settings import RUNNERS, RunConfig
 
 
@@ -55,3 +57,20 @@ def _takes_keys(kind: Any) -> bool:
     if origin in (typing.Union, types.UnionType):
         return any(_takes_keys(arg) for arg in typing.get_args(kind))
     return isinstance(origin, type) and issubclass(origin, (Mapping, dict))
+
+
+def into_one_value(key: str, one: str, added: str = "") -> ConfigError:
+    """An override of `key`, beneath `one`, a setting of one value (`repeats.x=1`, `runner.model.0=x`,
+    `runner.options.stop.0=x`): Hydra advised adding it with a '+', which is refused in turn (`repeats: a mapping,
+    where a whole number is taken`). `added` is the '+' that gives `one` where the config holds none of it."""
+    return ConfigError(f"'{one}' takes one value (a number, a text, or a list given whole), not keys or items "
+                       f"overridden one at a time: override it whole ({added}{one}=...)", file="config", key=key)
+
+
+def refuse_added_into_one_value(argv: Sequence[str]) -> None:
+    """Refuse an override that adds a key beneath a setting of one value (`+runner.options.temperature.x=1`), which
+    Hydra made a mapping of and pydantic then refused as `valid number, not {"x": 1}`, naming no key given; the
+    advice's `++` sets it whether or not the config holds one."""
+    for arg in argv:
+        if arg.startswith("+") and "=" in arg and (one := one_value_above(override_key(arg).split("."))) is not None:
+            raise into_one_value(override_key(arg), one, "++")  # set whether or not the config holds it

@@ -190,13 +190,13 @@ def a_path(name: str, value: str) -> bool:
 
 
 def environment_read(value: str) -> str | None:
-    """Why `value` reads a credential through OmegaConf's `${oc.env:NAME}` (a variable named like one, or holding the
-    value of one), which Hydra resolves into the run directory's name and what `--cfg job --resolve` prints; or None."""
+    """Why `value` reads a credential through OmegaConf's `${oc.env:NAME}` (a variable named like one, or holding one:
+    `x${oc.env:V}` too), which Hydra resolves into the run directory's name and `--cfg job --resolve` prints; or None."""
     if MADE_AT_RUN_TIME.search(value):
         return ("an environment variable read by a name, or text resolved, that another interpolation makes "
                 "(${oc.env:${...}}, ${oc.decode:${...}}), which no check sees before Hydra resolves it")
     for name in ENV_READ.findall(value):
-        if secret_key(name) or environment_key(os.environ.get(name, "")):
+        if secret_key(name) or environment_key(os.environ.get(name, "")) or known_key(os.environ.get(name, "")):
             return f"${{oc.env:{name}}}, which reads the credential in ${name}"
     return None
 

@@ -42,13 +42,14 @@ def servers(value: str | list[str], default: str, read: Callable[[str], str] = s
         if address := read(value):
             _well_formed(address)
             _no_endpoint(address, endpoints)
-        return address or default
+        return zone_read(address) or default
     if not value:
         raise ValueError("an empty list of servers: give one URL, or a list of one or more")
     urls = [read(url) for url in value]
     for url in urls:
         _well_formed(url)
         _no_endpoint(url, endpoints)
+    urls = [zone_read(url) for url in urls]
     seen: dict[tuple[str, str, int | None, str], str] = {}
     for given, url in zip(value, urls):
         if (asked := one_server(url)) in seen:
@@ -132,7 +133,7 @@ def _well_formed(url: str) -> None:
         raise ValueError(f"'{url}' is not a server's URL: its port is not a number from 1 to 65535")
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ValueError(f"'{url}' is not a server's URL (http://host:port)")
-    if why := _unaskable(parts.hostname):
+    if why := _unaskable(parts.hostname) or _zone_unaskable(parts.netloc):
         raise ValueError(f"'{url}' is not a server's URL: its host {parts.hostname!r} {why}")
     if parts.query or parts.fragment or url.rstrip("/").endswith(("?", "#")):
         raise ValueError(f"'{url}' is not a server's URL: a query (?...) or a fragment (#...) has no place in it, for "
@@ -166,6 +167,39 @@ def _unaskable(host: str) -> str | None:
             idna.encode(host)
     except (UnicodeError, ValueError) as err:
         return f"is not a host name that can be asked (each label 1 to 63 characters, in IDNA: {err})"
+    return None
+
+
+RFC6874_ZONE = re.compile(r"(\[[0-9A-Fa-f:.]+)%25(?=[^\]])")
+"""An IPv6 address's zone as RFC 6874 writes it in a URL (`[fe80::1%25eth0]`): its `%` encoded."""
+
+
+def zone_read(url: str) -> str:
+    """`url` with an IPv6 address's zone as the socket reads it (`[fe80::1%eth0]`), which the clients pass on as
+    written: `%25eth0` was asked as a host name, which does not resolve."""
+    return RFC6874_ZONE.sub(r"\1%", url, count=1)
+
+
+def _zone_unaskable(netloc: str) -> str | None:
+    """Why the zone of the IPv6 address in `netloc` (`[fe80::1%eth0]`) leaves it unaskable: given to an address that
+    takes none (only a link-local one does), or naming no network interface of this machine; None when it has none."""
+    address, zoned, zone = zone_read(netloc).partition("[")[2].partition("]")[0].partition("%")
+    try:
+        link_local = ipaddress.IPv6Address(address).is_link_local
+    except ValueError:
+        return None
+    if not zoned:
+        return None
+    if not link_local:
+        return (f"gives a zone ({zone!r}, after '%'), which only a link-local address (fe80::/10) takes: give the "
+                "address without it")
+    import socket  # loaded only for a zone
+
+    try:
+        socket.if_indextoname(int(zone)) if zone.isdigit() else socket.if_nametoindex(zone)
+    except (OSError, ValueError, OverflowError):
+        names = ", ".join(name for _, name in socket.if_nameindex())
+        return f"gives a zone ({zone!r}, after '%') that names no network interface of this machine ({names})"
     return None
 
 
