@@ -206,8 +206,8 @@ def test_a_sweeps_job_whose_run_json_is_in_the_cloud_is_said_not_left_out(tmp_pa
     (sweep / "multirun.yaml").write_text("hydra: {}\n")
     os.rename(sweep / "0_j0" / "run.json", sweep / "0_j0" / ".run.json.icloud")
     job = sweep / "0_j0"
-    said = (f"benchrun: error: in '{job}': run.json: iCloud Drive keeps it in the cloud (.run.json.icloud in its place), "
-            f"not on this disk: download it (`brctl download {job}/run.json`, or open its folder in Finder), then try "
+    said = (f"benchrun: error: in '{job}': run.json: iCloud Drive keeps it in the cloud (.run.json.icloud in its "
+            f"place), not on this disk: download it (`brctl download {job}/run.json`, or open its folder in Finder), then try "
             "again\n")
     for command in ("export", "compare"):
         done = audit(tmp_path, command, str(sweep))

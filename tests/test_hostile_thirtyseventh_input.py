@@ -207,7 +207,8 @@ def test_a_package_shown_that_the_config_does_not_take_is_said_as_an_unknown_key
 
 def test_a_custom_scorer_listed_beside_an_unknown_name_shows_its_characters_beyond_ascii(tmp_path):
     """Before: `unknown scorer 'sa' (built-in: contains, exact_match; in custom_scorer.py: s\u0430)`, shown as `sа`."""
-    files = {"tasks.yml": TASK + "  scorer: sa\n", "custom_scorer.py": "def s\u0430(response, reference):\n    return 1\n"}
+    files = {"tasks.yml": TASK + "  scorer: sa\n",
+             "custom_scorer.py": "def s\u0430(response, reference):\n    return 1\n"}
     assert ended(dry_run(tmp_path, files)) == refusal(
         "in 'tasks.yml': task 't': tasks[0].scorer: unknown scorer 'sa' (built-in: contains, exact_match; in "
         "custom_scorer.py: s\u0430 (s\\u0430))")

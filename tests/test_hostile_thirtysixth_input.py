@@ -173,5 +173,5 @@ def test_a_scorer_named_as_written_in_its_file_but_not_composed_as_python_reads_
              "custom_scorer.py": "def cafe\u0301(response, reference):\n    return 1\n"}
     assert ended(dry_run(tmp_path, files)) == refusal(
         "in 'tasks.yml': task 't': tasks[0].scorer: unknown scorer 'cafe\u0301' (cafe\\u0301) (built-in: contains, "
-        "exact_match; in custom_scorer.py: caf\u00e9 (caf\\xe9)): Python reads custom_scorer.py's names composed (NFKC), so it "
-        "defines 'caf\u00e9': write it so")
+        "exact_match; in custom_scorer.py: caf\u00e9 (caf\\xe9)): Python reads custom_scorer.py's names composed "
+        "(NFKC), so it defines 'caf\u00e9': write it so")

@@ -35,7 +35,8 @@ def unquoted_character(err: OverrideParseException) -> str | None:
         return f"the override {err.override!r}: character {at + 1}: {unasked_said(err.override[at], raw=True)}"
     said = f"the override {err.override!r}: Hydra's override grammar takes {err.override[at]!r} (character {at + 1})"
     if at < err.override.find("=") or "=" not in err.override:  # quoting the value would not help: it is the key's
-        return f"{said} in no key, and no key of the config holds it: keys are written in ASCII (runner.model, task.path)"
+        return (f"{said} in no key, and no key of the config holds it: keys are written in ASCII (runner.model, "
+                "task.path)")
     advice = _quote_advice(err.override, at)
     return f"{said} only inside quotes" + (f"; quote it: {advice}" if advice else "")
 

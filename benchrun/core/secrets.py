@@ -191,7 +191,7 @@ def a_path(name: str, value: str) -> bool:
 
 def environment_read(value: str) -> str | None:
     """Why `value` reads a credential through OmegaConf's `${oc.env:NAME}` (a variable named like one, or holding one:
-    `x${oc.env:V}` too), which Hydra resolves into the run directory's name and `--cfg job --resolve` prints; or None."""
+    `x${oc.env:V}` too), which Hydra resolves into the run directory's name and `--cfg job --resolve` prints."""
     if MADE_AT_RUN_TIME.search(value):
         return ("an environment variable read by a name, or text resolved, that another interpolation makes "
                 "(${oc.env:${...}}, ${oc.decode:${...}}), which no check sees before Hydra resolves it")

@@ -1,23 +1,23 @@
 """The scorer process, `python -m benchrun.execute.scorer_worker`: scorers called one at a time, away from the run.
 
-Requests arrive on stdin as JSON lines. The first names the user's scorers: {name: [file, sha256, digests]}
-(benchrun's own are called in the run's process); each function, the file it is in and the benchmark's own modules
-that file imports must still hash as when the run imported them. Every later line is one call, [seq, name, response,
-reference], answered on the process's original stdout with one JSON line, [seq, metrics, null] or [seq, null, [type,
-message]] (and a fourth element saying why, where the call left the process changed past putting back, `scorerleft`:
-the process then ends, and the run starts another), read and written by a decoder and an encoder of the process's own
-(a scorer patching `json.loads` does not reach them). Whatever user code raises (SystemExit and KeyboardInterrupt included) is that call's error; whatever it
-prints (file descriptors 1 and 2) goes to the original stderr, which the run reads into its log (bounded); a line it
-writes to the process's pipes (kept at 100 and above) is that call's error, a copy of the process it forks
-(`os.fork()`) ends as it returns from the call (never a second scorer process, reading calls and replying), and stdin
-gives it nothing (EOF: an `input()` or a `breakpoint()` left in ends its own call); each call starts in the working
-directory, environment (its time zone too), umask, resource limits, signal handling, builtins, decimal context,
-random generators and numpy's floating-point error handling the first found, no timer set; SIGINT, SIGHUP and
-SIGQUIT are ignored, so a terminal's signals reach the run, which decides. The process leads a process group of its
-own, which the run kills, with whatever the scorers started, when a call overruns its time limit, when the process
-dies, and when the run ends; the process the run starts stays above
-the scorers' as their reaper (`proctree.reap_below`), so what they start and leave stays below it, and it kills all
-below once the scorers' process or the run has ended, however (a run SIGKILLed could end nothing).
+Requests arrive on stdin as JSON lines. The first names the user's scorers: {name: [file, sha256, digests]} (benchrun's
+own are called in the run's process); each function, the file it is in and the benchmark's own modules that file imports
+must still hash as when the run imported them. Every later line is one call, [seq, name, response, reference], answered
+on the process's original stdout with one JSON line, [seq, metrics, null] or [seq, null, [type, message]] (and a fourth
+element saying why, where the call left the process changed past putting back, `scorerleft`: the process then ends, and
+the run starts another), read and written by a decoder and an encoder of the process's own (a scorer patching
+`json.loads` does not reach them). Whatever user code raises (SystemExit and KeyboardInterrupt included) is that call's
+error; whatever it prints (file descriptors 1 and 2) goes to the original stderr, which the run reads into its log
+(bounded); a line it writes to the process's pipes (kept at 100 and above) is that call's error, a copy of the process
+it forks (`os.fork()`) ends as it returns from the call (never a second scorer process, reading calls and replying), and
+stdin gives it nothing (EOF: an `input()` or a `breakpoint()` left in ends its own call); each call starts in the
+working directory, environment (its time zone too), umask, resource limits, signal handling, builtins, decimal context,
+random generators and numpy's floating-point error handling the first found, no timer set; SIGINT, SIGHUP and SIGQUIT
+are ignored, so a terminal's signals reach the run, which decides. The process leads a process group of its own, which
+the run kills, with whatever the scorers started, when a call overruns its time limit, when the process dies, and when
+the run ends; the process the run starts stays above the scorers' as their reaper (`proctree.reap_below`), so what they
+start and leave stays below it, and it kills all below once the scorers' process or the run has ended, however (a run
+SIGKILLed could end nothing).
 """
 
 from __future__ import annotations

@@ -333,12 +333,13 @@ def _message(line: bytes) -> Any:
 
 
 def _reply_to(call: tuple[int, str] | None, message: Any) -> bool:
-    """Whether `message` is what the scorer process writes in reply to `call` (its seq, the scorer it calls):
-    `[seq, metrics, null]`, the metrics as `scoring.metrics` gives them for that scorer (at most MAX_METRICS, each
-    named as that scorer's, of at most MAX_NAME characters after it and no control character, finite numbers within
-    MAX_METRIC), or `[seq, null, [type, message]]`; either with a fourth element, a text, where the call left the
-    process changed past putting back (`scorerleft`: the process ends after it). A line user code wrote to the reply pipe in that shape (`[0, {"s":
-    Infinity}, null]`) crashed the run summing an infinite score; one of 100,000 metrics grew the summary to 16 MB."""
+    """Whether `message` is what the scorer process writes in reply to `call` (its seq, the scorer it calls): `[seq,
+    metrics, null]`, the metrics as `scoring.metrics` gives them for that scorer (at most MAX_METRICS, each named as
+    that scorer's, of at most MAX_NAME characters after it and no control character, finite numbers within MAX_METRIC),
+    or `[seq, null, [type, message]]`; either with a fourth element, a text, where the call left the process changed
+    past putting back (`scorerleft`: the process ends after it). A line user code wrote to the reply pipe in that shape
+    (`[0, {"s": Infinity}, null]`) crashed the run summing an infinite score; one of 100,000 metrics grew the summary to
+    16 MB."""
     if not (isinstance(message, list) and len(message) in (3, 4) and call is not None and message[0] == call[0]):
         return False
     _, found, error, *ending = message
