@@ -207,8 +207,8 @@ def test_a_sweeps_job_whose_run_json_is_in_the_cloud_is_said_not_left_out(tmp_pa
     os.rename(sweep / "0_j0" / "run.json", sweep / "0_j0" / ".run.json.icloud")
     job = sweep / "0_j0"
     said = (f"benchrun: error: in '{job}': run.json: iCloud Drive keeps it in the cloud (.run.json.icloud in its "
-            f"place), not on this disk: download it (`brctl download {job}/run.json`, or open its folder in Finder), then try "
-            "again\n")
+            f"place), not on this disk: download it (`brctl download {job}/run.json`, or open its folder in Finder), "
+            "then try again\n")
     for command in ("export", "compare"):
         done = audit(tmp_path, command, str(sweep))
         assert (done.returncode, done.stdout, done.stderr) == (4, "", said)
