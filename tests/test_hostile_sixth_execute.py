@@ -134,8 +134,8 @@ def test_an_answer_in_a_coding_httpx_decodes_past_the_bound_is_neither_asked_for
     assert [(r["id"], r["error"], r["attempts"]) for r in read_jsonl(run_dir / "responses.jsonl")] == [
         (f"times7:a={a}", refused if a == 3 else None, 2 if a == 3 else 1) for a in range(4)]
     # tags, show, version, 4 chats, 1 retry, ps once the model answered (the context it was loaded with), and tags
-    # again as the run ends (is it still the same model?)
-    assert set(asked_for) == {"gzip, deflate"} and len(asked_for) == 10
+    # and the version again as the run ends (is it still the same model, on the same server?)
+    assert set(asked_for) == {"gzip, deflate"} and len(asked_for) == 11
 
 
 NOT_FILES = {"a directory": ("models", "a directory"), "a named pipe": ("pipe.gguf", "a named pipe (FIFO)"),

@@ -7,7 +7,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from benchrun.execute.cache import Entry, RunCache
-from benchrun.execute.runners.base import Refused
 
 if TYPE_CHECKING:
     from benchrun.execute.runners.base import Runner
@@ -17,6 +16,8 @@ async def whole_hit(runner: Runner, cache: RunCache, key: str, hit: Entry | None
     """`hit`, or None where it is none or the runner refuses its answer as it would a fresh one (its entry deleted)."""
     if hit is None:
         return None
+    from benchrun.execute.runners.base import Refused  # here: a rescore's archived judge calls load no runner code
+
     try:
         await runner.seen_whole(hit.answer)
     except Refused:
