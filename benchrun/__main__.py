@@ -16,6 +16,7 @@ import warnings
 from pathlib import Path
 
 from benchrun.compose.takeback import begin_command
+from benchrun.core.commandstart import start_command
 from benchrun.core.errors import (
     EXIT,
     VERBOSE_ENV,
@@ -31,11 +32,10 @@ from benchrun.core.errors import (
 )
 from benchrun.core.filemode import refuse_owner_masked
 from benchrun.core.home import home
-from benchrun.core.intdigits import pin_int_digits
 from benchrun.core.interrupts import INTERRUPTS
 from benchrun.core.loading import load_failure, missing_line, plain_error, say_plainly
 from benchrun.core.stacklimit import raise_stack_limit
-from benchrun.core.stdfds import display_streams, encodable_streams, open_standard_fds, output_lost
+from benchrun.core.stdfds import output_lost
 from benchrun.core.text import undecoded, unreadable_here
 
 VERBOSE_FLAG = "--verbose"
@@ -98,11 +98,7 @@ def _prepared() -> bool:
     """Make the process ready for a command (standard descriptors, signals, warnings as one line) and take
     `--verbose` off the command line: whether it (or HYDRA_FULL_ERROR=1) asks for tracebacks."""
     begin_command()
-    open_standard_fds()
-    encodable_streams()
-    pin_int_digits()
-    INTERRUPTS.install()
-    display_streams()
+    start_command()
     warnings.showwarning = _warning_line
     verbose = VERBOSE_FLAG in sys.argv or os.environ.get("HYDRA_FULL_ERROR") == "1"
     sys.argv = _flags_first([arg for arg in sys.argv if arg != VERBOSE_FLAG])

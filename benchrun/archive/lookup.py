@@ -11,7 +11,7 @@ from benchrun.archive.pathmax import run_or_too_long
 from benchrun.archive.reader import DEFAULT_ROOT, PathLike, Run, load_run
 from benchrun.core.advice import audit_command
 from benchrun.core.errors import ArchiveError, reading
-from benchrun.core.filebytes import kept_elsewhere
+from benchrun.core.filebytes import icloud_stub, kept_elsewhere
 from benchrun.core.home import expanded
 from benchrun.core.layout import MULTIRUN_FILE, RESCORES, RUN, SWEEP_FILE, number_in
 from benchrun.core.procfs import kernel_devices
@@ -62,7 +62,7 @@ runs deleted in Explorer, listed and taken for copies of live ones) and its syst
 `.Spotlight-V100`) begin with a dot."""
 
 
-CLOUD_RUN = f".{RUN}.icloud"
+CLOUD_RUN = icloud_stub(RUN)
 """What stands in a run.json's place that iCloud Drive moved to the cloud (`core.filebytes.kept_elsewhere`)."""
 
 

@@ -20,12 +20,12 @@ except Exception as unloaded:  # rich missing, or hidden by a file of the workin
     if said is None or os.environ.get("HYDRA_FULL_ERROR") == "1" or "--verbose" in sys.argv:
         raise
     plain_error(said)
+from benchrun.core.commandstart import start_command
 from benchrun.core.filemode import refuse_owner_masked
-from benchrun.core.intdigits import pin_int_digits
 from benchrun.core.interrupts import INTERRUPTS
 from benchrun.core.secrets import refuse_key_words
 from benchrun.core.stacklimit import raise_stack_limit
-from benchrun.core.stdfds import display_streams, encodable_streams, open_standard_fds, output_lost
+from benchrun.core.stdfds import output_lost
 
 COMMANDS = {
     "list": ("listing", "every run under the archive root, newest first"),
@@ -128,11 +128,7 @@ def entry() -> None:
     """main() with standard output a display, as a run's is: an encoding that cannot hold a character prints its
     escape, a reader that stops early ends the command quietly, any other failed write (a --help's too) is one line
     at the end."""
-    open_standard_fds()
-    encodable_streams()
-    pin_int_digits()
-    INTERRUPTS.install()
-    display_streams()
+    start_command()
     try:
         code = main()
     except SystemExit as err:  # argparse ends --help (and a usage error) so, past the check below

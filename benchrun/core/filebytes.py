@@ -45,10 +45,15 @@ SYNCING = {"Syncthing": (".syncthing.{}.tmp", "~syncthing~{}.tmp"), "Resilio Syn
 """The names a sync tool gives a file while it copies it in, by tool: `{}` the file's name."""
 
 
+def icloud_stub(name: str) -> str:
+    """What iCloud Drive leaves in the place of the file `name` it moved to the cloud."""
+    return f".{name}.icloud"
+
+
 def kept_elsewhere(path: Path) -> str | None:
     """Where a missing file is and what to do about it: in the cloud, iCloud Drive's placeholder `.NAME.icloud` beside
     where it was (macOS's "Optimise Mac Storage"), or being copied in by a sync tool (SYNCING); None for neither."""
-    stub = path.with_name(f".{path.name}.icloud")
+    stub = path.with_name(icloud_stub(path.name))
     if os.path.lexists(stub):
         return (f"iCloud Drive keeps it in the cloud ({stub.name} in its place), not on this disk: download it "
                 f"(`brctl download {path}`, or open its folder in Finder), then try again")
