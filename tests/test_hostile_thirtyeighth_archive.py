@@ -10,6 +10,20 @@ cases it found bad, each with the rule it now obeys.
 3. `compare` of two runs whose embedded engine loaded other llama.cpp or ggml libraries (run.json's
    identity.libraries): not shown; each library is compared by its file's name and sha256, the same build loaded from
    another folder being the same code (`audit.provenance._libraries`)
+
+A fresh pass:
+
+4. a run kept in a git repository with Git LFS, cloned without it: each record file a pointer (`version
+   https://git-lfs.github.com/spec/v1`, the oid the file's sha256): show, export and verify said `line 1 is not the
+   line written (2 lines differ)` and `1 line after line 2 not written by the run`; run.json a pointer: `unreadable:
+   Invalid JSON: expected value at line 1 column 1`; a file found changed whose bytes tell what stands in its place
+   is said to be that, with what to do (`archive.standins.stood_in`, used by `trust`, `ledger`, `audit.digests` and
+   `reader.load_run`)
+5. a run's record file (or run.json) holding a git merge's conflict markers (`<<<<<<< HEAD` ... `>>>>>>> other`):
+   `line 1 is not the line written`; said to be a merge's, with where its markers are (`archive.standins`)
+6. a record file whose end a crash of the machine left as NUL bytes (the file's size written, its data not):
+   `line 2 is not the line written`, by verify and by resume of a killed run; said to be NUL bytes from where, which
+   a crash leaves (`archive.standins`)
 """
 from __future__ import annotations
 
@@ -18,7 +32,8 @@ import pytest
 from tests.helpers.archives import synthetic_run
 from tests.helpers.auditcli import audit
 from tests.helpers.p37_archive import audit_in_deleted_folder
-from tests.helpers.p38_archive import engine_runs, rescore_copied
+from tests.helpers.p27_archive import killed_here
+from tests.helpers.p38_archive import conflicted, engine_runs, lfs_pointer, rescore_copied, zeroed_from
 
 GONE = "no such file or directory (deleted since the shell entered it?); cd to a directory that exists"
 
@@ -52,3 +67,67 @@ def test_compare_shows_the_engine_libraries_that_differ(tmp_path):
     assert done.returncode == 0
     lines = [line for line in done.stdout.splitlines() if line.startswith("  provenance")]
     assert lines == ['  provenance model.libraries.libllama.so: "111111111111" -> "333333333333"']
+
+
+# -- a fresh pass ------------------------------------------------------------------------------------------------------
+
+LFS = ("in its place, not the file: the repository was cloned or checked out without Git LFS; run `git lfs pull` in "
+       "it, then try again")
+
+
+def test_a_record_file_git_lfs_left_as_a_pointer_is_said_to_be_one(tmp_path):
+    run_dir = synthetic_run(tmp_path / "r", [1, 0])
+    oid = lfs_pointer(run_dir / "responses.jsonl")
+    said = f"a Git LFS pointer to the file as written (sha256 {oid[:12]}…, 512 bytes) {LFS}"
+    done = audit(tmp_path, "export", "r")
+    assert (done.returncode, done.stdout, done.stderr) == (
+        4, "", f"benchrun: error: in 'r': run 555555555555: responses.jsonl: changed since the run ended: {said}, so "
+               "what it says cannot be trusted; benchrun-audit verify r says what changed\n")
+    done = audit(tmp_path, "verify", "r")
+    assert [line for line in done.stdout.splitlines() if line.startswith("FAIL")] == [
+        f"FAIL  responses.jsonl: changed since the run finished: {said}"]
+
+
+def test_a_run_json_git_lfs_left_as_a_pointer_is_said_to_be_one(tmp_path):
+    run_dir = synthetic_run(tmp_path / "r", [1, 0])
+    size = (run_dir / "run.json").stat().st_size
+    oid = lfs_pointer(run_dir / "run.json")
+    done = audit(tmp_path, "show", "r")
+    assert (done.returncode, done.stderr) == (
+        4, f"benchrun: error: in 'r/run.json': unreadable: a Git LFS pointer to a file (sha256 {oid[:12]}…, "
+           f"{size:,} bytes) {LFS}\n")
+
+
+def test_a_record_file_holding_a_merge_conflict_is_said_to(tmp_path):
+    run_dir = synthetic_run(tmp_path / "r", [1, 0])
+    conflicted(run_dir / "responses.jsonl")
+    done = audit(tmp_path, "verify", "r")
+    assert [line for line in done.stdout.splitlines() if line.startswith("FAIL")] == [
+        "FAIL  responses.jsonl: changed since the run finished: it holds a merge's conflict markers (`<<<<<<<` at line "
+        "1, `>>>>>>>` at line 5): git joined two versions of it; check out the one that verifies (`git checkout "
+        "--ours` or `--theirs` on it), then try again"]
+
+
+CRASHED = ("its last 212 bytes (from byte 300 on) are NUL bytes, which no record holds: what a file system leaves of "
+           "writes that a crash of the machine (power lost) kept from its disk; what was written there is gone: "
+           "restore the file from a copy")
+
+
+def test_a_record_file_a_crash_left_nul_bytes_in_is_said_so(tmp_path):
+    run_dir = synthetic_run(tmp_path / "r", [1, 0])
+    zeroed_from(run_dir / "responses.jsonl", 300)
+    done = audit(tmp_path, "verify", "r")
+    assert [line for line in done.stdout.splitlines() if line.startswith("FAIL")] == [
+        f"FAIL  responses.jsonl: changed since the run finished: {CRASHED}"]
+
+
+def test_a_resume_of_a_killed_run_a_crash_left_nul_bytes_in_says_so(tmp_path):
+    run_dir = killed_here(tmp_path / "r")
+    zeroed_from(run_dir / "responses.jsonl", 300)
+    before = (run_dir / "responses.jsonl").read_bytes()
+    done = audit(tmp_path, "resume", "r", "--host", "http://127.0.0.1:9")
+    assert (done.returncode, done.stderr) == (
+        4, f"benchrun: error: in 'r/responses.jsonl': line 2 is not the line written: {CRASHED} (2 more problems): "
+           "the records are not what the run wrote; resume with --force to drop what does not belong (recorded in "
+           "run.json)\n")
+    assert (run_dir / "responses.jsonl").read_bytes() == before

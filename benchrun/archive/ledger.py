@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO, Iterator
 
+from benchrun.archive.standins import stood_in
 from benchrun.core.filebytes import not_a_file
 from benchrun.core.layout import DIGESTS, JUDGEMENTS, RESPONSES, SCORES
 
@@ -198,7 +199,8 @@ def check_file(run_dir: Path, name: str, digests: list[str], as_lf: bool = False
                                                  f"({MAX_HELD_LINE:,} bytes) and no digest covers it"))
     if changed:
         also = f" ({len(changed)} lines differ)" if len(changed) > 1 else ""
-        problems.append(Mismatch(name, changed[0], f"line {changed[0]} is not the line written{also}"))
+        why = "".join(f": {said}" for said in [stood_in(path)] if said)  # a pointer, a conflict, a crash's NULs
+        problems.append(Mismatch(name, changed[0], f"line {changed[0]} is not the line written{also}{why}"))
     if present < len(digests):  # where lines differ, any from there on may be the one missing (deleted, a hole)
         where = f"from line {changed[0]} on (where the lines begin to differ)" if changed else f"after line {present}"
         problems.append(Mismatch(name, present + 1, f"{'' if changed else 'truncated: '}"

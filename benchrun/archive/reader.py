@@ -22,6 +22,7 @@ from benchrun.archive.jsononce import as_model, given_once
 from benchrun.archive.manifestbound import MANIFEST_CEILING, manifest_ceiling
 from benchrun.archive.pathmax import unopened
 from benchrun.archive.shapes import not_a_manifest
+from benchrun.archive.standins import stood_in
 from benchrun.core.errors import ArchiveError, BenchrunError, ConfigError, problem_line, reading
 from benchrun.core.filebytes import CHUNK_BYTES, MAX_JSON_BYTES, kept_elsewhere, read_bounded, regular_file
 from benchrun.core.layout import (
@@ -174,8 +175,7 @@ class Run:
     def require_records(self, force: bool = False) -> Run:
         """This run, if its record files are there (a run that compiled must have both) and, unless `force`, match
         the digests written with them (`unverified`); else ArchiveError naming the run and the first file at fault (a
-        pipe or a folder in a record file's place is not gone: `unverified` says what is there, and reading refuses
-        it)."""
+        pipe or a folder in a record file's place is not gone: `unverified` says what is there, reading refuses it)."""
         missing = [name for name in RECORD_FILES if not os.path.lexists(self.path / name)]
         if self.info.manifest_id is not None and missing:
             why = kept_elsewhere(self.path / missing[0]) or "its records are gone"
@@ -394,7 +394,7 @@ def load_run(path: PathLike) -> Run:
         info = archived_model(path / RUN, RunInfo)
     except (ValidationError, json.JSONDecodeError, ValueError) as err:
         why = validation_said(err) if isinstance(err, ValidationError) else str(err).splitlines()[0]
-        raise ArchiveError(f"unreadable: {why}", file=str(path / RUN)) from None
+        raise ArchiveError(f"unreadable: {stood_in(path / RUN) or why}", file=str(path / RUN)) from None
     if info.merged is not None and (why := merging_left(path, info.run_id)) is not None:
         raise ArchiveError(why, file=str(path))
     return Run(path, info)

@@ -3,6 +3,7 @@ embedded engine loaded other llama.cpp libraries."""
 
 from __future__ import annotations
 
+import hashlib
 import shutil
 from pathlib import Path
 
@@ -25,3 +26,23 @@ def engine_runs(root: Path, first: dict[str, str], second: dict[str, str]) -> tu
     (path -> sha256), as run.json's identity.libraries keeps them."""
     return (synthetic_run(root / "a", [1, 0], identity={"sha256": "a" * 64, "libraries": first}),
             synthetic_run(root / "b", [1, 0], run_id="6" * 12, identity={"sha256": "a" * 64, "libraries": second}))
+
+
+def lfs_pointer(path: Path) -> str:
+    """`path` made the Git LFS pointer to itself that a clone without Git LFS checks out; the pointer's sha256."""
+    data = path.read_bytes()
+    oid = hashlib.sha256(data).hexdigest()
+    path.write_text(f"version https://git-lfs.github.com/spec/v1\noid sha256:{oid}\nsize {len(data)}\n")
+    return oid
+
+
+def conflicted(path: Path) -> None:
+    """`path`'s first line as git leaves it when a merge changed it on both sides: the two versions between markers."""
+    first, *rest = path.read_text().splitlines(keepends=True)
+    path.write_text("".join(["<<<<<<< HEAD\n", first, "=======\n", first.replace("1", "2"), ">>>>>>> other\n", *rest]))
+
+
+def zeroed_from(path: Path, start: int) -> None:
+    """`path`'s bytes from `start` on made NUL bytes, as a crash of the machine leaves writes its disk never took."""
+    data = path.read_bytes()
+    path.write_bytes(data[:start] + b"\0" * (len(data) - start))
