@@ -24,16 +24,29 @@ A fresh pass:
 6. a record file whose end a crash of the machine left as NUL bytes (the file's size written, its data not):
    `line 2 is not the line written`, by verify and by resume of a killed run; said to be NUL bytes from where, which
    a crash leaves (`archive.standins`)
+
+What the thirty-seventh pass left, decided last:
+
+7. a response cache row edited by hand (`UPDATE answers SET answer = ...` in a sqlite3 shell), or an answer moved
+   under another key: served as the model's answer, `cached_from` the run that asked it; each row now keeps the
+   sha256 of its key and columns as written (`sealed`), checked as it is read: a row that does not match is a miss,
+   deleted, and asked again (`execute.cacheseal`); a cache of schema version 1 is given the column as a run opens it,
+   its rows (unsealed) misses, and is listed by `benchrun-audit cache` as it was
 """
 from __future__ import annotations
 
+import json
+
 import pytest
 
+from benchrun.execute.cache import Store
 from tests.helpers.archives import synthetic_run
 from tests.helpers.auditcli import audit
-from tests.helpers.p37_archive import audit_in_deleted_folder
+from tests.helpers.cacheentry import entry
 from tests.helpers.p27_archive import killed_here
-from tests.helpers.p38_archive import conflicted, engine_runs, lfs_pointer, rescore_copied, zeroed_from
+from tests.helpers.p37_archive import audit_in_deleted_folder
+from tests.helpers.p38_archive import V1_SCHEMA, conflicted, engine_runs, lfs_pointer, rescore_copied, zeroed_from
+from tests.helpers.sqlitefile import sqlite_db
 
 GONE = "no such file or directory (deleted since the shell entered it?); cd to a directory that exists"
 
@@ -131,3 +144,37 @@ def test_a_resume_of_a_killed_run_a_crash_left_nul_bytes_in_says_so(tmp_path):
            "the records are not what the run wrote; resume with --force to drop what does not belong (recorded in "
            "run.json)\n")
     assert (run_dir / "responses.jsonl").read_bytes() == before
+
+
+# -- the response cache's rows, decided last ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("edits", [["UPDATE answers SET answer = json_set(answer, '$.text', 'forged') WHERE key = 'k1'"],
+                                   ["DELETE FROM answers WHERE key = 'k1'", "UPDATE answers SET key = 'k1' WHERE key = 'k2'"]])
+def test_a_cache_row_edited_by_hand_is_a_miss_never_the_models_answer(tmp_path, edits):
+    with Store(tmp_path) as store:
+        for key, text in (("k1", "one"), ("k2", "two"), ("k3", "three")):
+            store.put(key, entry(text=text))
+    with sqlite_db(tmp_path / "responses.sqlite3") as db:
+        for edit in edits:
+            db.execute(edit)
+    with Store(tmp_path) as store:
+        assert store.get_many(["k1", "k2", "k3"]) == ({"k2": entry(text="two"), "k3": entry(text="three")}
+                                                      if len(edits) == 1 else {"k3": entry(text="three")})
+        assert store._db.execute("SELECT key FROM answers ORDER BY key").fetchall() == (
+            [("k2",), ("k3",)] if len(edits) == 1 else [("k3",)])
+
+
+def test_a_cache_of_schema_version_1_is_given_seals_and_its_rows_are_misses(tmp_path):
+    with sqlite_db(tmp_path / "responses.sqlite3") as db:
+        for statement in V1_SCHEMA:
+            db.execute(statement)
+        db.execute("INSERT INTO answers VALUES ('k1', 'm', NULL, 'r', '2026-12-01T10:00:00+00:00', ?)",
+                   (entry().answer.model_dump_json(),))
+    listed = audit(tmp_path, "cache", "--cache-dir", str(tmp_path), "--json")
+    assert (listed.returncode, json.loads(listed.stdout)["models"]) == (0, [
+        {"model": "m", "digest": None, "entries": 1, "newest": "2026-12-01T10:00:00+00:00"}])
+    with Store(tmp_path) as store:
+        assert (store.get("k1"), store._version()) == (None, "2")
+        store.put("k1", entry())
+        assert store.get("k1") == entry()

@@ -1,12 +1,15 @@
-"""Runs for the thirty-eighth hostile pass of the archive side: a rescore copied by a file manager, and runs whose
-embedded engine loaded other llama.cpp libraries."""
+"""Runs and files for the thirty-eighth hostile pass of the archive side: a rescore copied by a file manager, runs
+whose embedded engine loaded other llama.cpp libraries, record files git or a crash left, and response caches."""
 
 from __future__ import annotations
 
 import hashlib
 import shutil
+import sqlite3
 from pathlib import Path
 
+from benchrun.execute.cacherows import AS_BYTES
+from benchrun.execute.cacheseal import row_seal
 from tests.helpers.archives import synthetic_run
 from tests.helpers.p28_archive import rescored
 
@@ -46,3 +49,17 @@ def zeroed_from(path: Path, start: int) -> None:
     """`path`'s bytes from `start` on made NUL bytes, as a crash of the machine leaves writes its disk never took."""
     data = path.read_bytes()
     path.write_bytes(data[:start] + b"\0" * (len(data) - start))
+
+
+V1_SCHEMA = ("CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)",
+             "CREATE TABLE answers (key TEXT PRIMARY KEY, model TEXT NOT NULL, digest TEXT, run_id TEXT NOT NULL, "
+             "created_at TEXT NOT NULL, answer TEXT NOT NULL)",
+             "INSERT INTO meta VALUES ('schema_version', '1')")
+"""A response cache as a benchrun of schema version 1 made it: its rows without a seal."""
+
+
+def resealed(db: sqlite3.Connection) -> None:
+    """Every row of the response cache `db` sealed as it now is: what a hand that edits rows and seals them again
+    leaves, whose rows the checks after the seal's still see."""
+    for key, *columns in db.execute(f"SELECT key, {AS_BYTES} FROM answers").fetchall():
+        db.execute("UPDATE answers SET sealed = ? WHERE key = ?", (row_seal(key, *columns), key))
