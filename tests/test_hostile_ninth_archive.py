@@ -463,8 +463,8 @@ def _tables(database: Path) -> list[str]:
 
 
 def test_a_cache_of_another_version_is_never_written_and_clear_removes_it(tmp_path):
-    database = _cache_of_version(tmp_path / "cache", "2")
-    said = (f"benchrun: error: --cache-dir: the response cache at {database} has schema version '2', not 1 (another "
+    database = _cache_of_version(tmp_path / "cache", "3")
+    said = (f"benchrun: error: --cache-dir: the response cache at {database} has schema version '3', not 2 (another "
             "version of benchrun made it); benchrun-audit cache --clear removes it\n")
     for args in ([], ["--clear", "--digest", "45b1"]):
         result = audit(tmp_path, "cache", "--cache-dir", str(database.parent), *args)
@@ -472,7 +472,7 @@ def test_a_cache_of_another_version_is_never_written_and_clear_removes_it(tmp_pa
     assert _tables(database) == ["answers_v2", "meta"]
     cleared = audit(tmp_path, "cache", "--cache-dir", str(database.parent), "--clear")
     assert (cleared.returncode, cleared.stdout, cleared.stderr) == (EXIT["ok"], (
-        f"removed the response cache at {database}, of schema version '2' (another version of benchrun made it)\n"),
+        f"removed the response cache at {database}, of schema version '3' (another version of benchrun made it)\n"),
         "")
     assert list(database.parent.iterdir()) == []
     after = audit(tmp_path, "cache", "--cache-dir", str(database.parent))

@@ -16,9 +16,10 @@ A fresh pass:
 4. a run kept in a git repository with Git LFS, cloned without it: each record file a pointer (`version
    https://git-lfs.github.com/spec/v1`, the oid the file's sha256): show, export and verify said `line 1 is not the
    line written (2 lines differ)` and `1 line after line 2 not written by the run`; run.json a pointer: `unreadable:
-   Invalid JSON: expected value at line 1 column 1`; a file found changed whose bytes tell what stands in its place
-   is said to be that, with what to do (`archive.standins.stood_in`, used by `trust`, `ledger`, `audit.digests` and
-   `reader.load_run`)
+   Invalid JSON: expected value at line 1 column 1`; manifest.json one: `its sha256 is not the manifest id`, seal.json
+   one: `unreadable: Invalid JSON`; a file found changed (or unreadable) whose bytes tell what stands in its place is
+   said to be that, with what to do (`archive.standins.stood_in`, used by `trust`, `ledger`, `audit.digests` and
+   `reader`)
 5. a run's record file (or run.json) holding a git merge's conflict markers (`<<<<<<< HEAD` ... `>>>>>>> other`):
    `line 1 is not the line written`; said to be a merge's, with where its markers are (`archive.standins`)
 6. a record file whose end a crash of the machine left as NUL bytes (the file's size written, its data not):
@@ -69,7 +70,8 @@ def test_list_and_show_in_a_deleted_working_directory_say_so(tmp_path, args):
     synthetic_run(tmp_path / "outputs" / "r", [1, 0])
     gone = tmp_path / "gone"
     done = audit_in_deleted_folder(gone, *args)
-    assert (done.returncode, done.stdout, done.stderr) == (4, "", f"benchrun: error: the working directory {gone}: {GONE}\n")
+    assert (done.returncode, done.stdout, done.stderr) == (
+        4, "", f"benchrun: error: the working directory {gone}: {GONE}\n")
 
 
 def test_compare_shows_the_engine_libraries_that_differ(tmp_path):
@@ -96,9 +98,20 @@ def test_a_record_file_git_lfs_left_as_a_pointer_is_said_to_be_one(tmp_path):
     assert (done.returncode, done.stdout, done.stderr) == (
         4, "", f"benchrun: error: in 'r': run 555555555555: responses.jsonl: changed since the run ended: {said}, so "
                "what it says cannot be trusted; benchrun-audit verify r says what changed\n")
+
+
+@pytest.mark.parametrize(("name", "said"), [("responses.jsonl", "changed since the run finished: "),
+                                            ("manifest.json", "changed: "), ("config.yaml", "changed since the run "
+                                                                                            "finished: "),
+                                            ("seal.json", "unreadable: ")])
+def test_verify_says_each_file_git_lfs_left_as_a_pointer(tmp_path, name, said):
+    run_dir = synthetic_run(tmp_path / "r", [1, 0])
+    size = (run_dir / name).stat().st_size
+    oid = lfs_pointer(run_dir / name)
+    to = "a file" if name == "seal.json" else "the file as written"
     done = audit(tmp_path, "verify", "r")
-    assert [line for line in done.stdout.splitlines() if line.startswith("FAIL")] == [
-        f"FAIL  responses.jsonl: changed since the run finished: {said}"]
+    assert [line for line in done.stdout.splitlines() if line.startswith("FAIL")][0] == (
+        f"FAIL  {name}: {said}a Git LFS pointer to {to} (sha256 {oid[:12]}…, {size:,} bytes) {LFS}")
 
 
 def test_a_run_json_git_lfs_left_as_a_pointer_is_said_to_be_one(tmp_path):
@@ -149,8 +162,12 @@ def test_a_resume_of_a_killed_run_a_crash_left_nul_bytes_in_says_so(tmp_path):
 # -- the response cache's rows, decided last ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("edits", [["UPDATE answers SET answer = json_set(answer, '$.text', 'forged') WHERE key = 'k1'"],
-                                   ["DELETE FROM answers WHERE key = 'k1'", "UPDATE answers SET key = 'k1' WHERE key = 'k2'"]])
+FORGED = "UPDATE answers SET answer = json_set(answer, '$.text', 'forged') WHERE key = 'k1'"
+MOVED = ["DELETE FROM answers WHERE key = 'k1'", "UPDATE answers SET key = 'k1' WHERE key = 'k2'"]
+"""An answer edited in a sqlite3 shell; an answer moved under another key (k2's answer served as k1's)."""
+
+
+@pytest.mark.parametrize("edits", [[FORGED], MOVED])
 def test_a_cache_row_edited_by_hand_is_a_miss_never_the_models_answer(tmp_path, edits):
     with Store(tmp_path) as store:
         for key, text in (("k1", "one"), ("k2", "two"), ("k3", "three")):

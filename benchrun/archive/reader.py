@@ -22,7 +22,7 @@ from benchrun.archive.jsononce import as_model, given_once
 from benchrun.archive.manifestbound import MANIFEST_CEILING, manifest_ceiling
 from benchrun.archive.pathmax import unopened
 from benchrun.archive.shapes import not_a_manifest
-from benchrun.archive.standins import stood_in
+from benchrun.archive.standins import NOT_THE_ID, stood_in
 from benchrun.core.errors import ArchiveError, BenchrunError, ConfigError, problem_line, reading
 from benchrun.core.filebytes import CHUNK_BYTES, MAX_JSON_BYTES, kept_elsewhere, read_bounded, regular_file
 from benchrun.core.layout import (
@@ -169,8 +169,8 @@ class Run:
         try:
             return archived_model(path, model)
         except ValueError as err:
-            raise ArchiveError(f"unreadable: {validation_said(err) if isinstance(err, ValidationError) else err}",
-                               file=str(path)) from None
+            why = stood_in(path) or (validation_said(err) if isinstance(err, ValidationError) else err)
+            raise ArchiveError(f"unreadable: {why}", file=str(path)) from None
 
     def require_records(self, force: bool = False) -> Run:
         """This run, if its record files are there (a run that compiled must have both) and, unless `force`, match
@@ -334,7 +334,7 @@ def _sha256(path: Path, state: tuple[int, ...], ceiling: int) -> str:
 
 def _not_the_runs(path: Path, manifest_id: str | None) -> ArchiveError:
     """The refusal of a manifest.json that is not the run's: changed, or beside a run that never compiled."""
-    why = (f"changed: its sha256 is not the manifest id in {RUN}" if manifest_id is not None else
+    why = (f"changed: {stood_in(path, manifest_id) or NOT_THE_ID}" if manifest_id is not None else
            f"not the run's: {RUN} names no manifest id (the run ended before it compiled)")
     return ArchiveError(why, file=str(path))
 

@@ -10,6 +10,7 @@ import re
 from pathlib import Path
 from typing import BinaryIO
 
+from benchrun.core.layout import RUN
 from benchrun.core.text import counted
 
 MAX_POINTER = 1024
@@ -21,6 +22,8 @@ CONFLICT = (b"<<<<<<< ", b">>>>>>> ")
 """The lines git writes around the two versions of a file it could not merge."""
 PIECE = 2**20
 """How much of a file is read at once: a line of gigabytes is never held whole."""
+NOT_THE_ID = f"its sha256 is not the manifest id in {RUN}"
+"""What a changed manifest.json is said to be when its bytes tell nothing more."""
 
 
 def stood_in(path: Path, sha256: str | None = None) -> str | None:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Iterable, Iterator, Protocol
 from benchrun.archive import ledger, repair
 from benchrun.archive.dirlock import run_writer
 from benchrun.archive.headline import summary_dropped
-from benchrun.archive.standins import stood_in
+from benchrun.archive.standins import NOT_THE_ID, stood_in
 from benchrun.archive.writer import file_digest
 from benchrun.core.advice import audit_command
 from benchrun.core.errors import ArchiveError, BenchrunError, reading, without_file
@@ -312,7 +312,7 @@ def _manifest(run: Run) -> Iterator[str]:
         yield f"{MANIFEST}: {without_file(err)}"
         return
     if changed:
-        yield f"{MANIFEST}: changed: its sha256 is not the manifest id in {RUN}"
+        yield f"{MANIFEST}: changed: {stood_in(path, run.info.manifest_id) or NOT_THE_ID}"
 
 
 def _files(run: Run) -> Iterator[str]:

@@ -32,8 +32,8 @@ def check_manifest(run: Run) -> list[Finding]:
     except ArchiveError as err:
         return [Finding(False, MANIFEST, without_file(err))]
     if actual != expected:
-        return [Finding(False, MANIFEST, f"changed: its sha256 {actual[:12]}… is not the manifest id "
-                                         f"{expected[:12]}… in run.json")]
+        why = stood_in(path, expected) or f"its sha256 {actual[:12]}… is not the manifest id {expected[:12]}… in {RUN}"
+        return [Finding(False, MANIFEST, f"changed: {why}")]
     return [Finding(True, MANIFEST, f"hashes to the manifest id {expected[:12]}…")]
 
 
