@@ -134,7 +134,7 @@ def test_a_record_file_holding_a_merge_conflict_is_said_to(tmp_path):
         "--ours` or `--theirs` on it), then try again"]
 
 
-CRASHED = ("its last 212 bytes (from byte 300 on) are NUL bytes, which no record holds: what a file system leaves of "
+CRASHED = ("its last 212 bytes (from byte 300 on) are NUL bytes, which benchrun never writes: what a file system leaves of "
            "writes that a crash of the machine (power lost) kept from its disk; what was written there is gone: "
            "restore the file from a copy")
 

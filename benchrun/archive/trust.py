@@ -386,7 +386,7 @@ def _changed(run_dir: Path, name: str, expected: FileDigest, digests: ledger.Dig
     actual = None if outgrown(path, expected) else file_digest(path)
     if actual is not None and actual != expected and converted(path, expected.sha256):
         yield f"{name}: changed since the run {since}: {CONVERTED}"
-    elif actual != expected and (why := stood_in(path, expected.sha256)):
+    elif actual is not None and actual != expected and (why := stood_in(path, expected.sha256)):
         yield f"{name}: changed since the run {since}: {why}"
     elif actual != expected:
         found = ledger.check_file(run_dir, name, digests.lines[name]) if digests and name in digests.lines else None

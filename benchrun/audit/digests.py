@@ -85,7 +85,7 @@ def check_file(run_dir: Path, name: str, expected: FileDigest, writer: tuple[str
                                        f"no {made_by} writes")]
     if actual is not None and converted(path, expected.sha256):
         return [Finding(False, name, f"changed since the {made_by} {when}: {CONVERTED}")]
-    if why := stood_in(path, expected.sha256):
+    if actual is not None and (why := stood_in(path, expected.sha256)):
         return [Finding(False, name, f"changed since the {made_by} {when}: {why}")]
     if name in JUDGED_FILES and (run_dir / DIGESTS).is_file():
         located = [f for f in locate(run_dir, name) if not f.ok]
