@@ -124,7 +124,7 @@ def test_a_run_json_git_lfs_left_as_a_pointer_is_said_to_be_one(tmp_path):
            f"{size:,} bytes) {LFS}\n")
 
 
-def test_a_record_file_holding_a_merge_conflict_is_said_to(tmp_path):
+def test_a_record_file_holding_a_merge_conflict_is_said_to_be_one(tmp_path):
     run_dir = synthetic_run(tmp_path / "r", [1, 0])
     conflicted(run_dir / "responses.jsonl")
     done = audit(tmp_path, "verify", "r")
