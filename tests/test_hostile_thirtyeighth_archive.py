@@ -25,6 +25,10 @@ A fresh pass:
 6. a record file whose end a crash of the machine left as NUL bytes (the file's size written, its data not):
    `line 2 is not the line written`, by verify and by resume of a killed run; said to be NUL bytes from where, which
    a crash leaves (`archive.standins`)
+8. a killed run whose records.sha256 holds a merge's conflict markers: verify said `responses.jsonl: line 2 is not the
+   line written` (the digest lines shifted), naming no fault of records.sha256, and resume `records.sha256: line 1 is
+   not a digest line`; both say the markers (`audit.verify._digested`, `archive.ledger._read_digests`), and a
+   records.sha256 ending in NUL bytes is said to be what a crash leaves
 
 What the thirty-seventh pass left, decided last:
 
@@ -157,6 +161,23 @@ def test_a_resume_of_a_killed_run_a_crash_left_nul_bytes_in_says_so(tmp_path):
            "the records are not what the run wrote; resume with --force to drop what does not belong (recorded in "
            "run.json)\n")
     assert (run_dir / "responses.jsonl").read_bytes() == before
+
+
+def test_a_killed_runs_records_sha256_holding_a_merge_conflict_is_said_by_verify_and_resume(tmp_path):
+    run_dir = killed_here(tmp_path / "r")
+    conflicted(run_dir / "records.sha256")
+    said = ("it holds a merge's conflict markers (`<<<<<<<` at line 1, `>>>>>>>` at line 5): git joined two versions "
+            "of it; check out the one that verifies (`git checkout --ours` or `--theirs` on it), then try again")
+    verified = audit(tmp_path, "verify", "r")
+    assert [line for line in verified.stdout.splitlines() if line.startswith("FAIL")][1] == (
+        f"FAIL  records.sha256: {said}")
+    before = (run_dir / "records.sha256").read_bytes()
+    done = audit(tmp_path, "resume", "r", "--host", "http://127.0.0.1:9")
+    assert (done.returncode, done.stderr) == (
+        4, f"benchrun: error: in 'r/records.sha256': line 1 is not a digest line: {said} (4 more problems): the "
+           "records are not what the run wrote; resume with --force to drop what does not belong (recorded in "
+           "run.json)\n")
+    assert (run_dir / "records.sha256").read_bytes() == before
 
 
 # -- the response cache's rows, decided last ---------------------------------------------------------------------------

@@ -22,7 +22,7 @@ import io
 import itertools
 import re
 import stat
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import BinaryIO, Iterator
 
@@ -133,6 +133,8 @@ def _read_digests(path: Path, as_lf: bool, state: tuple[int, ...]) -> Digests:
                 continue
             digests.append(hexdigest[:HEX])
             found.committed_size += piece.size
+    if found.problems and (why := stood_in(path)):  # a pointer, a conflict, a crash's NULs in its place
+        found.problems[0] = replace(found.problems[0], message=f"{found.problems[0].message}: {why}")
     return found.counted()
 
 
