@@ -29,6 +29,9 @@ A fresh pass:
    line written` (the digest lines shifted), naming no fault of records.sha256, and resume `records.sha256: line 1 is
    not a digest line`; both say the markers (`audit.verify._digested`, `archive.ledger._read_digests`), and a
    records.sha256 ending in NUL bytes is said to be what a crash leaves
+9. a run that rsync is copying in (its record file not yet there, rsync's `.responses.jsonl.Xa9kQ2` in its place):
+   show said `its records are gone`, verify `missing`; said to be rsync's copy, to let it finish, as Syncthing's
+   was (`core.filebytes.kept_elsewhere`, shared)
 
 What the thirty-seventh pass left, decided last:
 
@@ -41,6 +44,7 @@ What the thirty-seventh pass left, decided last:
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -178,6 +182,17 @@ def test_a_killed_runs_records_sha256_holding_a_merge_conflict_is_said_by_verify
            "records are not what the run wrote; resume with --force to drop what does not belong (recorded in "
            "run.json)\n")
     assert (run_dir / "records.sha256").read_bytes() == before
+
+
+def test_a_record_file_rsync_is_copying_in_is_said_to_be(tmp_path):
+    run_dir = synthetic_run(tmp_path / "r", [1, 0])
+    os.rename(run_dir / "responses.jsonl", run_dir / ".responses.jsonl.Xa9kQ2")
+    (run_dir / ".responses.jsonl.tmp").write_text("not rsync's\n")
+    done = audit(tmp_path, "show", "r")
+    assert (done.returncode, done.stderr) == (
+        4, "benchrun: error: in 'r': run 555555555555 has no responses.jsonl: rsync is copying it here "
+           "(.responses.jsonl.Xa9kQ2 in its place, what it copied so far): let it finish (or copy it again, if it was "
+           "stopped), then try again\n")
 
 
 # -- the response cache's rows, decided last ---------------------------------------------------------------------------
