@@ -54,7 +54,15 @@ from tests.helpers.auditcli import audit
 from tests.helpers.cacheentry import entry
 from tests.helpers.p27_archive import killed_here
 from tests.helpers.p37_archive import audit_in_deleted_folder
-from tests.helpers.p38_archive import V1_SCHEMA, conflicted, engine_runs, lfs_pointer, rescore_copied, zeroed_from
+from tests.helpers.p38_archive import (
+    V1_SCHEMA,
+    conflicted,
+    engine_runs,
+    lfs_pointer,
+    rescore_copied,
+    resume_refused,
+    zeroed_from,
+)
 from tests.helpers.sqlitefile import sqlite_db
 
 GONE = "no such file or directory (deleted since the shell entered it?); cd to a directory that exists"
@@ -155,16 +163,15 @@ def test_a_record_file_a_crash_left_nul_bytes_in_is_said_so(tmp_path):
         f"FAIL  responses.jsonl: changed since the run finished: {CRASHED}"]
 
 
+KEPT = ("the records are not what the run wrote; resume with --force to drop what does not belong (recorded in "
+        "run.json)\n")
+
+
 def test_a_resume_of_a_killed_run_a_crash_left_nul_bytes_in_says_so(tmp_path):
     run_dir = killed_here(tmp_path / "r")
     zeroed_from(run_dir / "responses.jsonl", 300)
-    before = (run_dir / "responses.jsonl").read_bytes()
-    done = audit(tmp_path, "resume", "r", "--host", "http://127.0.0.1:9")
-    assert (done.returncode, done.stderr) == (
-        4, f"benchrun: error: in 'r/responses.jsonl': line 2 is not the line written: {CRASHED} (2 more problems): "
-           "the records are not what the run wrote; resume with --force to drop what does not belong (recorded in "
-           "run.json)\n")
-    assert (run_dir / "responses.jsonl").read_bytes() == before
+    assert resume_refused(run_dir, "responses.jsonl") == (
+        f"benchrun: error: in 'r/responses.jsonl': line 2 is not the line written: {CRASHED} (2 more problems): {KEPT}")
 
 
 def test_a_killed_runs_records_sha256_holding_a_merge_conflict_is_said_by_verify_and_resume(tmp_path):
@@ -175,13 +182,8 @@ def test_a_killed_runs_records_sha256_holding_a_merge_conflict_is_said_by_verify
     verified = audit(tmp_path, "verify", "r")
     assert [line for line in verified.stdout.splitlines() if line.startswith("FAIL")][1] == (
         f"FAIL  records.sha256: {said}")
-    before = (run_dir / "records.sha256").read_bytes()
-    done = audit(tmp_path, "resume", "r", "--host", "http://127.0.0.1:9")
-    assert (done.returncode, done.stderr) == (
-        4, f"benchrun: error: in 'r/records.sha256': line 1 is not a digest line: {said} (4 more problems): the "
-           "records are not what the run wrote; resume with --force to drop what does not belong (recorded in "
-           "run.json)\n")
-    assert (run_dir / "records.sha256").read_bytes() == before
+    assert resume_refused(run_dir, "records.sha256") == (
+        f"benchrun: error: in 'r/records.sha256': line 1 is not a digest line: {said} (4 more problems): {KEPT}")
 
 
 def test_a_record_file_rsync_is_copying_in_is_said_to_be(tmp_path):

@@ -11,6 +11,7 @@ from pathlib import Path
 from benchrun.execute.cacherows import AS_BYTES
 from benchrun.execute.cacheseal import row_seal
 from tests.helpers.archives import synthetic_run
+from tests.helpers.auditcli import audit
 from tests.helpers.p28_archive import rescored
 
 
@@ -63,3 +64,11 @@ def resealed(db: sqlite3.Connection) -> None:
     leaves, whose rows the checks after the seal's still see."""
     for key, *columns in db.execute(f"SELECT key, {AS_BYTES} FROM answers").fetchall():
         db.execute("UPDATE answers SET sealed = ? WHERE key = ?", (row_seal(key, *columns), key))
+
+
+def resume_refused(run_dir: Path, name: str) -> str:
+    """What `resume` of the killed run in `run_dir` (asking no server) said as it refused, its file `name` unchanged."""
+    before = (run_dir / name).read_bytes()
+    done = audit(run_dir.parent, "resume", run_dir.name, "--host", "http://127.0.0.1:9")
+    assert (done.returncode, (run_dir / name).read_bytes()) == (4, before)
+    return done.stderr
