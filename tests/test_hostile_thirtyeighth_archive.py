@@ -150,9 +150,9 @@ def test_a_record_file_holding_a_merge_conflict_is_said_to_be_one(tmp_path):
         "--ours` or `--theirs` on it), then try again"]
 
 
-CRASHED = ("its last 212 bytes (from byte 300 on) are NUL bytes, which benchrun never writes: what a file system leaves of "
-           "writes that a crash of the machine (power lost) kept from its disk; what was written there is gone: "
-           "restore the file from a copy")
+CRASHED = ("its last 212 bytes (from byte 300 on) are NUL bytes, which benchrun never writes: what a file system "
+           "leaves of writes that a crash of the machine (power lost) kept from its disk; what was written there is "
+           "gone: restore the file from a copy")
 
 
 def test_a_record_file_a_crash_left_nul_bytes_in_is_said_so(tmp_path):

@@ -76,6 +76,6 @@ def _zeroed(handle: BinaryIO) -> str | None:
             break
     if start == end:
         return None
-    return (f"its last {counted(end - start, 'byte')} (from byte {start:,} on) are NUL bytes, which benchrun never writes: "
-            "what a file system leaves of writes that a crash of the machine (power lost) kept from its disk; what "
-            "was written there is gone: restore the file from a copy")
+    return (f"its last {counted(end - start, 'byte')} (from byte {start:,} on) are NUL bytes, which benchrun never "
+            "writes: what a file system leaves of writes that a crash of the machine (power lost) kept from its disk; "
+            "what was written there is gone: restore the file from a copy")

@@ -1,6 +1,6 @@
 """Whether a finished run's summary.json speed is what its answers make: every figure they make (counts, latency, token
 rates, load), the whole run's and each server's of a list; and of its clocks' figures, what they bound. The wall times
-are the sessions' clocks, which benchrun never writes: they are at most the run's span (started_at to ended_at; a server's,
+are the sessions' clocks, which no record holds: they are at most the run's span (started_at to ended_at; a server's,
 the run's wall time) and at least the longest answer asked in the run (each timed within a session, whose clock runs
 from before its first request to its last answer), and samples/s is the requests over them; a merged run's is unknown
 (its shards ran apart). Answers overlap as many as the concurrency (which a resume may change): no tighter bound."""
