@@ -28,7 +28,9 @@ A fresh pass:
 8. a killed run whose records.sha256 holds a merge's conflict markers: verify said `responses.jsonl: line 2 is not the
    line written` (the digest lines shifted), naming no fault of records.sha256, and resume `records.sha256: line 1 is
    not a digest line`; both say the markers (`audit.verify._digested`, `archive.ledger._read_digests`), and a
-   records.sha256 ending in NUL bytes is said to be what a crash leaves
+   records.sha256 ending in NUL bytes is said to be what a crash leaves; one that is a named pipe is never opened
+   to look (verify of such a run waited for ever on it while this pass's check was being made: `stood_in` reads
+   regular files only)
 9. a run that rsync is copying in (its record file not yet there, rsync's `.responses.jsonl.Xa9kQ2` in its place):
    show said `its records are gone`, verify `missing`; said to be rsync's copy, to let it finish, as Syncthing's
    was (`core.filebytes.kept_elsewhere`, shared)
@@ -56,6 +58,7 @@ from tests.helpers.p27_archive import killed_here
 from tests.helpers.p37_archive import audit_in_deleted_folder
 from tests.helpers.p38_archive import (
     V1_SCHEMA,
+    audit_process,
     conflicted,
     engine_runs,
     lfs_pointer,
@@ -184,6 +187,16 @@ def test_a_killed_runs_records_sha256_holding_a_merge_conflict_is_said_by_verify
         f"FAIL  records.sha256: {said}")
     assert resume_refused(run_dir, "records.sha256") == (
         f"benchrun: error: in 'r/records.sha256': line 1 is not a digest line: {said} (4 more problems): {KEPT}")
+
+
+def test_verify_of_a_killed_run_whose_records_sha256_is_a_pipe_never_waits_on_it(tmp_path):
+    run_dir = killed_here(tmp_path / "r")
+    (run_dir / "records.sha256").unlink()
+    os.mkfifo(run_dir / "records.sha256")
+    done = audit_process(tmp_path, "verify", "r")
+    assert (done.returncode, [line for line in done.stdout.splitlines() if "cannot locate" in line]) == (1, [
+        "FAIL  responses.jsonl: cannot locate changes: records.sha256 is missing",
+        "FAIL  scores.jsonl: cannot locate changes: records.sha256 is missing"])
 
 
 def test_a_record_file_rsync_is_copying_in_is_said_to_be(tmp_path):

@@ -10,6 +10,8 @@ import re
 from pathlib import Path
 from typing import BinaryIO
 
+from benchrun.core.errors import ArchiveError
+from benchrun.core.filebytes import regular_file
 from benchrun.core.layout import RUN
 from benchrun.core.text import counted
 
@@ -28,12 +30,13 @@ NOT_THE_ID = f"its sha256 is not the manifest id in {RUN}"
 
 def stood_in(path: Path, sha256: str | None = None) -> str | None:
     """Why the file at `path` is not the file written, when its bytes tell (see the module docstring); `sha256`: the
-    file's digest as written, which a pointer to it names. None when they tell nothing, or it cannot be read."""
+    file's digest as written, which a pointer to it names. None when they tell nothing, or it is no regular file or
+    cannot be read."""
     try:
-        with open(path, "rb") as handle:
+        with regular_file(path, str(path), ArchiveError) as handle:  # a pipe there is never waited on
             head = handle.read(MAX_POINTER)
             return _pointer(head, sha256) or _conflict(handle) or _zeroed(handle)
-    except OSError:
+    except (OSError, ArchiveError):
         return None
 
 

@@ -6,10 +6,13 @@ from __future__ import annotations
 import hashlib
 import shutil
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 from benchrun.execute.cacherows import AS_BYTES
 from benchrun.execute.cacheseal import row_seal
+from benchrun.testing.inprocess import child_env
 from tests.helpers.archives import synthetic_run
 from tests.helpers.auditcli import audit
 from tests.helpers.p28_archive import rescored
@@ -72,3 +75,9 @@ def resume_refused(run_dir: Path, name: str) -> str:
     done = audit(run_dir.parent, "resume", run_dir.name, "--host", "http://127.0.0.1:9")
     assert (done.returncode, (run_dir / name).read_bytes()) == (4, before)
     return done.stderr
+
+
+def audit_process(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    """A real `benchrun-audit ARGS` process in `cwd`, ended (TimeoutExpired) if it waits past 30 s: on a pipe, say."""
+    return subprocess.run([sys.executable, "-m", "benchrun.audit", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=30, env=child_env())
