@@ -111,8 +111,8 @@ def test_a_rescores_folder_not_named_in_ascii_digits_numbers_nothing(tmp_path, p
     assert verified.returncode == EXIT["not_intact"]  # what no rescore made in rescores/ is said (pass 38)
     assert "ok    rescores/001/scores.jsonl: 6 lines as written" in verified.stdout
     assert [line for line in verified.stdout.splitlines() if planted in line] == [
-        f"FAIL  rescores/{planted}: a folder that no rescore made: a rescore's folder is named by its number (001, 002, "
-        "...); put there since (a copy a file manager made?), nothing in it is checked as the run's"]
+        f"FAIL  rescores/{planted}: a folder that no rescore made: a rescore's folder is named by its number (001, "
+        "002, ...); put there since (a copy a file manager made?), nothing in it is checked as the run's"]
 
 
 def _sweep(tmp_path: Path) -> Path:
