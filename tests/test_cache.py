@@ -40,7 +40,7 @@ def test_put_get_round_trip_and_wal(tmp_path):
         assert store.journal_mode == "wal"
     store.close()
     with sqlite_db(tmp_path / "c" / "responses.sqlite3") as db:
-        assert db.execute("SELECT value FROM meta WHERE name = 'schema_version'").fetchone() == ("1",)
+        assert db.execute("SELECT value FROM meta WHERE name = 'schema_version'").fetchone() == ("2",)
     with Store(tmp_path / "c") as again:
         assert again.get("k").answer.text == '{"answer": 4}'  # it persists
 

@@ -38,6 +38,7 @@ from tests.helpers.archives import read_jsonl
 from tests.helpers.benchfiles import scorer, write_bench
 from tests.helpers.commands import call_benchrun
 from tests.helpers.judges import TASKS
+from tests.helpers.p38_archive import resealed
 from tests.helpers.sqlitefile import sqlite_db
 from tests.helpers.wire import asking, records, wire
 
@@ -51,6 +52,7 @@ def _planted(lab: Lab, cache, plant) -> list[dict]:
     with sqlite_db(cache / "responses.sqlite3") as db:
         for key, answer in db.execute("SELECT key, answer FROM answers").fetchall():
             db.execute("UPDATE answers SET answer = ? WHERE key = ?", (json.dumps(plant(json.loads(answer))), key))
+        resealed(db)  # as a hand that seals what it planted leaves it: the checks after the seal's see it
     assert lab.call(*args).returncode == EXIT["ok"]
     return read_jsonl(lab.run_dirs()[1] / "responses.jsonl")
 

@@ -90,6 +90,7 @@ from benchrun.testing.ollama_server import FakeOllama
 from tests.helpers.archives import left_by_dead_writer, read_jsonl, synthetic_run
 from tests.helpers.benchfiles import write_bench
 from tests.helpers.judges import JUDGES, RESPONSE, TASKS, answer
+from tests.helpers.p38_archive import resealed
 from tests.helpers.sqlitefile import sqlite_db
 
 pytestmark = pytest.mark.slow
@@ -107,6 +108,7 @@ def _cached_twice(lab: Lab, cache: Path, column: str, value: object) -> list[dic
     assert lab.call(*args).returncode == EXIT["ok"]
     with sqlite_db(cache / "responses.sqlite3") as db:
         db.execute(f"UPDATE answers SET {column} = ?", (value,))
+        resealed(db)  # as a hand that seals what it planted leaves it: the checks after the seal's see it
     second = lab.call(*args)
     assert (second.returncode, second.stderr) == (EXIT["ok"], "")
     return read_jsonl(lab.run_dirs()[1] / "responses.jsonl")
@@ -130,7 +132,8 @@ def test_cache_shows_an_entry_whose_columns_are_not_text(tmp_path):
     cache = tmp_path / "cache"
     Store(cache).close()
     with sqlite_db(cache / "responses.sqlite3") as db:
-        db.execute("INSERT INTO answers VALUES ('k', ?, ?, ?, ?, '{}')", (b"m\xff", b"\x1b[31m", b"r", b"\x00\xff"))
+        db.execute("INSERT INTO answers VALUES ('k', ?, ?, ?, ?, '{}', NULL)",
+                   (b"m\xff", b"\x1b[31m", b"r", b"\x00\xff"))
     listed = audit(tmp_path, "cache", "--cache-dir", str(cache), "--json")
     shown = audit(tmp_path, "cache", "--cache-dir", str(cache))
     assert (listed.returncode, listed.stderr) == (EXIT["ok"], "")

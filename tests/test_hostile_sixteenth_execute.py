@@ -82,6 +82,7 @@ from tests.helpers.archives import read_jsonl
 from tests.helpers.benchfiles import write_bench
 from tests.helpers.commands import call_benchrun, run_dir_of
 from tests.helpers.judges import JUDGES, RESPONSE, TASKS, answer
+from tests.helpers.p38_archive import resealed
 from tests.helpers.wire import ANSWER, coded
 
 LEAVING = """import json
@@ -276,6 +277,7 @@ def _planted(tmp_path, extra: int) -> list[tuple[str, int, bool]]:
             key, answer = db.execute("SELECT key, answer FROM answers ORDER BY key LIMIT 1").fetchone()
             db.execute("UPDATE answers SET answer = ? WHERE key = ?",
                        (json.dumps({**json.loads(answer), "extra": {"x": "a" * extra}}), key))
+            resealed(db)  # as a hand that seals what it planted leaves it: the checks after the seal's see it
         done = call_benchrun(f"runner.host={server.url}", *asked, cwd=tmp_path)
     assert (done.returncode, done.stderr) == (EXIT["ok"], "")
     return sorted((a["id"], len(json.dumps(a["extra"])), a["cached_from"] is not None)

@@ -333,13 +333,18 @@ def test_a_last_digest_line_no_writer_leaves_is_refused_and_resume_force_drops_i
             proc.kill()
             proc.communicate()
         line = (run_dir / "records.sha256").read_bytes().count(b"\n") + 1
+        start = (run_dir / "records.sha256").stat().st_size
         with open(run_dir / "records.sha256", "ab") as digests:
             digests.write(junk)
         verified = audit(tmp_path, "verify", str(run_dir))
         shown = audit(tmp_path, "show", str(run_dir))
         resumed = lab.call("resume", str(run_dir), *(["--force"] if refused else []), module="benchrun.audit")
         outcome = lab.judge(Outcome("junk"), run_dir)
-    problem = f"records.sha256: line {line} is not a digest line, nor the start of one that its writer was stopped writing"
+    crashed = (f": its last 40 bytes (from byte {start:,} on) are NUL bytes, which benchrun never writes: what a file "
+               "system leaves of writes that a crash of the machine (power lost) kept from its disk; what was written "
+               "there is gone: restore the file from a copy") if junk.startswith(b"\0") else ""  # pass 38
+    problem = (f"records.sha256: line {line} is not a digest line, nor the start of one that its writer was stopped "
+               f"writing{crashed}")
     assert (f"FAIL  {problem}" in verified.stdout.splitlines(), shown.returncode) == (
         refused, EXIT["archive"] if refused else EXIT["ok"])
     if refused:

@@ -22,10 +22,11 @@ import io
 import itertools
 import re
 import stat
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import BinaryIO, Iterator
 
+from benchrun.archive.standins import stood_in
 from benchrun.core.filebytes import not_a_file
 from benchrun.core.layout import DIGESTS, JUDGEMENTS, RESPONSES, SCORES
 
@@ -132,6 +133,8 @@ def _read_digests(path: Path, as_lf: bool, state: tuple[int, ...]) -> Digests:
                 continue
             digests.append(hexdigest[:HEX])
             found.committed_size += piece.size
+    if found.problems and (why := stood_in(path)):  # a pointer, a conflict, a crash's NULs in its place
+        found.problems[0] = replace(found.problems[0], message=f"{found.problems[0].message}: {why}")
     return found.counted()
 
 
@@ -198,7 +201,8 @@ def check_file(run_dir: Path, name: str, digests: list[str], as_lf: bool = False
                                                  f"({MAX_HELD_LINE:,} bytes) and no digest covers it"))
     if changed:
         also = f" ({len(changed)} lines differ)" if len(changed) > 1 else ""
-        problems.append(Mismatch(name, changed[0], f"line {changed[0]} is not the line written{also}"))
+        why = "".join(f": {said}" for said in [stood_in(path)] if said)  # a pointer, a conflict, a crash's NULs
+        problems.append(Mismatch(name, changed[0], f"line {changed[0]} is not the line written{also}{why}"))
     if present < len(digests):  # where lines differ, any from there on may be the one missing (deleted, a hole)
         where = f"from line {changed[0]} on (where the lines begin to differ)" if changed else f"after line {present}"
         problems.append(Mismatch(name, present + 1, f"{'' if changed else 'truncated: '}"

@@ -10,7 +10,7 @@ from typing import Iterator
 from benchrun.archive.pathmax import run_or_too_long
 from benchrun.archive.reader import DEFAULT_ROOT, PathLike, Run, load_run
 from benchrun.core.advice import audit_command
-from benchrun.core.errors import ArchiveError, reading
+from benchrun.core.errors import ArchiveError, cwd_gone, reading
 from benchrun.core.filebytes import icloud_stub, kept_elsewhere
 from benchrun.core.home import expanded
 from benchrun.core.layout import MULTIRUN_FILE, RESCORES, RUN, SWEEP_FILE, number_in
@@ -110,12 +110,20 @@ def resolve_run(ref: PathLike, root: PathLike = DEFAULT_ROOT) -> Run:
         return whole[0]
     if not matches:  # a root that is no folder (`--root` mistyped) was said to be looked in
         where = f"under {root}" if os.path.isdir(root) else f"(no archive directory '{root}' to look it up in)"
+        refuse_gone_cwd(ref, root)
         raise ArchiveError(f"no run directory or run id '{ref}' {where}{_unread(found)}")
     if len(ids := {run.id for run in whole}) == 1:  # a run copied: its id names each copy alike
         raise ArchiveError(f"run id {ids.pop()} is the id of {len(whole)} run directories (copies of one run?): "
                            f"{', '.join(str(run.path) for run in whole[:5])}; name the one meant by its path")
     shown = ", ".join(f"{run.id} ({run.path})" for run in matches[:5])
     raise ArchiveError(f"run id prefix '{ref}' is ambiguous: {shown}")
+
+
+def refuse_gone_cwd(*paths: PathLike) -> None:
+    """Refuse, saying so, a relative path looked in when the working directory it is read from is gone (deleted since
+    the shell entered it: `core.errors.cwd_gone`): no run is missing, none could be looked for."""
+    if not all(os.path.isabs(path) for path in paths) and (gone := cwd_gone()) is not None:
+        raise ArchiveError(gone)
 
 
 def _hidden(ref: str, root: PathLike) -> str:

@@ -22,6 +22,7 @@ from benchrun.archive.jsononce import as_model, given_once
 from benchrun.archive.manifestbound import MANIFEST_CEILING, manifest_ceiling
 from benchrun.archive.pathmax import unopened
 from benchrun.archive.shapes import not_a_manifest
+from benchrun.archive.standins import NOT_THE_ID, stood_in
 from benchrun.core.errors import ArchiveError, BenchrunError, ConfigError, problem_line, reading
 from benchrun.core.filebytes import CHUNK_BYTES, MAX_JSON_BYTES, kept_elsewhere, read_bounded, regular_file
 from benchrun.core.layout import (
@@ -168,14 +169,13 @@ class Run:
         try:
             return archived_model(path, model)
         except ValueError as err:
-            raise ArchiveError(f"unreadable: {validation_said(err) if isinstance(err, ValidationError) else err}",
-                               file=str(path)) from None
+            why = stood_in(path) or (validation_said(err) if isinstance(err, ValidationError) else err)
+            raise ArchiveError(f"unreadable: {why}", file=str(path)) from None
 
     def require_records(self, force: bool = False) -> Run:
         """This run, if its record files are there (a run that compiled must have both) and, unless `force`, match
         the digests written with them (`unverified`); else ArchiveError naming the run and the first file at fault (a
-        pipe or a folder in a record file's place is not gone: `unverified` says what is there, and reading refuses
-        it)."""
+        pipe or a folder in a record file's place is not gone: `unverified` says what is there, reading refuses it)."""
         missing = [name for name in RECORD_FILES if not os.path.lexists(self.path / name)]
         if self.info.manifest_id is not None and missing:
             why = kept_elsewhere(self.path / missing[0]) or "its records are gone"
@@ -334,7 +334,7 @@ def _sha256(path: Path, state: tuple[int, ...], ceiling: int) -> str:
 
 def _not_the_runs(path: Path, manifest_id: str | None) -> ArchiveError:
     """The refusal of a manifest.json that is not the run's: changed, or beside a run that never compiled."""
-    why = (f"changed: its sha256 is not the manifest id in {RUN}" if manifest_id is not None else
+    why = (f"changed: {stood_in(path, manifest_id) or NOT_THE_ID}" if manifest_id is not None else
            f"not the run's: {RUN} names no manifest id (the run ended before it compiled)")
     return ArchiveError(why, file=str(path))
 
@@ -394,7 +394,7 @@ def load_run(path: PathLike) -> Run:
         info = archived_model(path / RUN, RunInfo)
     except (ValidationError, json.JSONDecodeError, ValueError) as err:
         why = validation_said(err) if isinstance(err, ValidationError) else str(err).splitlines()[0]
-        raise ArchiveError(f"unreadable: {why}", file=str(path / RUN)) from None
+        raise ArchiveError(f"unreadable: {stood_in(path / RUN) or why}", file=str(path / RUN)) from None
     if info.merged is not None and (why := merging_left(path, info.run_id)) is not None:
         raise ArchiveError(why, file=str(path))
     return Run(path, info)

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Iterable, Iterator, Protocol
 from benchrun.archive import ledger, repair
 from benchrun.archive.dirlock import run_writer
 from benchrun.archive.headline import summary_dropped
+from benchrun.archive.standins import NOT_THE_ID, stood_in
 from benchrun.archive.writer import file_digest
 from benchrun.core.advice import audit_command
 from benchrun.core.errors import ArchiveError, BenchrunError, reading, without_file
@@ -311,7 +312,7 @@ def _manifest(run: Run) -> Iterator[str]:
         yield f"{MANIFEST}: {without_file(err)}"
         return
     if changed:
-        yield f"{MANIFEST}: changed: its sha256 is not the manifest id in {RUN}"
+        yield f"{MANIFEST}: changed: {stood_in(path, run.info.manifest_id) or NOT_THE_ID}"
 
 
 def _files(run: Run) -> Iterator[str]:
@@ -385,6 +386,8 @@ def _changed(run_dir: Path, name: str, expected: FileDigest, digests: ledger.Dig
     actual = None if outgrown(path, expected) else file_digest(path)
     if actual is not None and actual != expected and converted(path, expected.sha256):
         yield f"{name}: changed since the run {since}: {CONVERTED}"
+    elif actual is not None and actual != expected and (why := stood_in(path, expected.sha256)):
+        yield f"{name}: changed since the run {since}: {why}"
     elif actual != expected:
         found = ledger.check_file(run_dir, name, digests.lines[name]) if digests and name in digests.lines else None
         yield str(found.problems[0]) if found and found.problems else f"{name}: changed since the run {since}"

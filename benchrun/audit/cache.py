@@ -32,6 +32,7 @@ from benchrun.execute.cache import (
     size_on_disk,
 )
 from benchrun.execute.cacheplace import Advice, cache_dir, chosen_by, misplaced_store
+from benchrun.execute.cacheseal import UNSEALED_VERSION
 
 ADVICE = Advice("this command lists and clears only a cache it can open: name the cache's own folder with "
                 "--cache-dir, or move this file aside (a run makes a new cache where there is none)",
@@ -121,7 +122,7 @@ class Listing(Store):
             self.version = self._version()
             if self.version is None:
                 self._refuse_foreign()
-            elif self.version != str(SCHEMA_VERSION):
+            elif self.version not in (str(SCHEMA_VERSION), UNSEALED_VERSION):  # listed alike, sealed or not
                 raise OtherVersion(self.path, self.version, key, ADVICE)
         except BaseException as err:
             self._db.close()

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from benchrun.archive import ledger, repair
 from benchrun.archive.reader import Run
+from benchrun.archive.standins import stood_in
 from benchrun.archive.trust import CONVERTED, converted, outgrown, unended
 from benchrun.archive.writer import file_digest
 from benchrun.audit.finding import Finding
@@ -31,8 +32,8 @@ def check_manifest(run: Run) -> list[Finding]:
     except ArchiveError as err:
         return [Finding(False, MANIFEST, without_file(err))]
     if actual != expected:
-        return [Finding(False, MANIFEST, f"changed: its sha256 {actual[:12]}… is not the manifest id "
-                                         f"{expected[:12]}… in run.json")]
+        why = stood_in(path, expected) or f"its sha256 {actual[:12]}… is not the manifest id {expected[:12]}… in {RUN}"
+        return [Finding(False, MANIFEST, f"changed: {why}")]
     return [Finding(True, MANIFEST, f"hashes to the manifest id {expected[:12]}…")]
 
 
@@ -84,6 +85,8 @@ def check_file(run_dir: Path, name: str, expected: FileDigest, writer: tuple[str
                                        f"no {made_by} writes")]
     if actual is not None and converted(path, expected.sha256):
         return [Finding(False, name, f"changed since the {made_by} {when}: {CONVERTED}")]
+    if actual is not None and (why := stood_in(path, expected.sha256)):
+        return [Finding(False, name, f"changed since the {made_by} {when}: {why}")]
     if name in JUDGED_FILES and (run_dir / DIGESTS).is_file():
         located = [f for f in locate(run_dir, name) if not f.ok]
         if located:

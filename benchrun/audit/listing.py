@@ -16,7 +16,7 @@ from rich.text import Text
 
 from benchrun.archive.answerunit import answer_unit
 from benchrun.archive.headline import distrusted, headline_unverified
-from benchrun.archive.lookup import scan_runs
+from benchrun.archive.lookup import refuse_gone_cwd, scan_runs
 from benchrun.archive.reader import DEFAULT_ROOT, PathLike, Run
 from benchrun.archive.sessions import answering, mixed_models
 from benchrun.archive.writerless import stopped
@@ -147,6 +147,7 @@ def listed_runs(root: PathLike, model: str | None, task: str | None, status: Ite
     """`list_runs`'s entries as they are read, in the order found."""
     root = Path(root)
     if not root.is_dir():
+        refuse_gone_cwd(root)
         raise ArchiveError(f"no archive directory '{root}'")
     with reading(root):  # a root it may not list: nothing can be listed, which is no archive of 0 runs
         os.scandir(root).close()

@@ -3,6 +3,7 @@ the settings a manifest was compiled with, as dotted keys."""
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from benchrun.archive.reader import Run
@@ -36,7 +37,18 @@ def server_version(identity: dict[str, Any]) -> str:
 def _identity(prefix: str, identity: dict[str, Any]) -> dict[str, Any]:
     digest = model_digest(identity)
     return {**({f"{prefix}.digest": digest} if digest else {}),
-            **{f"{prefix}.{k}": v for k, v in identity.items() if k in PROVENANCE_KEYS}}
+            **{f"{prefix}.{k}": v for k, v in identity.items() if k in PROVENANCE_KEYS},
+            **{f"{prefix}.libraries.{name}": sha for name, sha in _libraries(identity).items()}}
+
+
+def _libraries(identity: dict[str, Any]) -> dict[str, str]:
+    """The sha256 of each llama.cpp and ggml library the embedded engine loaded (`libraries`: path -> sha256), by its
+    file's name: the same build loaded from another folder is the same code; the same name loaded twice, both."""
+    loaded = identity.get("libraries")
+    found: dict[str, list[str]] = {}
+    for path, sha in (loaded.items() if isinstance(loaded, dict) else ()):
+        found.setdefault(os.path.basename(str(path)), []).append(str(sha))
+    return {name: ", ".join(sorted(shas)) for name, shas in found.items()}
 
 
 def flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:

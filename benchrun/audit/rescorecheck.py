@@ -76,13 +76,26 @@ def check_rescores(run: Run, kept: RunPass) -> Rescored:
                                                            "rescore of the run is there")])])
     if not folder.exists():
         return Rescored([])
-    numbered = sorted(p for p in folder.iterdir() if number_in(p.name) is not None)
+    entries = sorted(folder.iterdir())
+    numbered = [p for p in entries if number_in(p.name) is not None]
     newest = max((p for p in numbered if number_in(p.name) < RESCORE_NUMBERS), key=lambda p: number_in(p.name),
                  default=None)  # the one a live rescore, holding the run's lock, writes
     writer = run_writer(run.path) if newest else None
-    checked = Rescored([check_rescore(run, path, writer if path == newest else None) for path in numbered])
+    checked = Rescored([*(check_rescore(run, path, writer if path == newest else None) for path in numbered),
+                        *(Checked([_unnumbered(path)]) for path in entries
+                          if number_in(path.name) is None and not path.name.startswith("."))])
     kept.rescores += [each.books for each in checked.checked if each.books is not None]
     return checked
+
+
+def _unnumbered(path: Path) -> Finding:
+    """What is in rescores/ that no rescore made (each makes one folder, named by its number): a copy a file manager
+    made of one (`001 (1)`), or a file put there; hidden ones (`.DS_Store`) are passed over."""
+    kind = (f"a symbolic link (to {os.readlink(path)})" if path.is_symlink() else "a folder" if path.is_dir()
+            else not_a_file(path.stat().st_mode) or "a file")
+    return Finding(False, f"{RESCORES}/{path.name}", f"{kind} that no rescore made: a rescore's folder is named by its "
+                                                     "number (001, 002, ...); put there since (a copy a file manager "
+                                                     "made?), nothing in it is checked as the run's")
 
 
 def check_rescore(run: Run, path: Path, writer: str | None) -> Checked:

@@ -21,6 +21,7 @@ from benchrun.archive import repair
 from benchrun.archive.dirlock import ELSEWHERE, LockState, describe, live_writer, probe, writing_elsewhere
 from benchrun.archive.lookup import resolve_run
 from benchrun.archive.reader import PathLike, Run
+from benchrun.archive.standins import stood_in
 from benchrun.archive.trust import (
     CONVERTED,
     model_edited,
@@ -181,6 +182,8 @@ def _digested(run: Run, kept: RunPass | None) -> list[Finding]:
         located = [f for name in present for f in locate(run.path, name, run)]
         if not all(f.ok for f in located) and (crlf := records_converted(run.path)):
             located = [Finding(False, crlf, CONVERTED)]
+        elif not all(f.ok for f in located) and (why := stood_in(run.path / DIGESTS)):  # its lines read as others
+            located = [Finding(False, DIGESTS, why), *located]
         started = check_file(run.path, CONFIG, info.config_digest, when="started") if info.config_digest else []
         edited = model_edited(run, all(f.ok for f in started))
         started += [Finding(False, RUN, edited)] if edited else []

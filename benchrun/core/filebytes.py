@@ -52,7 +52,8 @@ def icloud_stub(name: str) -> str:
 
 def kept_elsewhere(path: Path) -> str | None:
     """Where a missing file is and what to do about it: in the cloud, iCloud Drive's placeholder `.NAME.icloud` beside
-    where it was (macOS's "Optimise Mac Storage"), or being copied in by a sync tool (SYNCING); None for neither."""
+    where it was (macOS's "Optimise Mac Storage"), or being copied in by a sync tool (SYNCING) or rsync; None for
+    neither."""
     stub = path.with_name(icloud_stub(path.name))
     if os.path.lexists(stub):
         return (f"iCloud Drive keeps it in the cloud ({stub.name} in its place), not on this disk: download it "
@@ -61,7 +62,20 @@ def kept_elsewhere(path: Path) -> str | None:
         if found := next((name for name in (n.format(path.name) for n in names)
                           if os.path.lexists(path.with_name(name))), None):
             return f"{tool} is copying it here now ({found} in its place): let it finish, then try again"
+    if found := _rsync_copy(path):
+        return (f"rsync is copying it here ({found} in its place, what it copied so far): let it finish (or copy it "
+                "again, if it was stopped), then try again")
     return None
+
+
+def _rsync_copy(path: Path) -> str | None:
+    """The name of the file rsync copies `path` into before it renames it (`.NAME.` and six letters or digits, its
+    mkstemp's), when its folder holds one; None when not, or it cannot be listed."""
+    copying = re.compile(rf"\.{re.escape(path.name)}\.[A-Za-z0-9]{{6}}")
+    try:
+        return next((name for name in sorted(os.listdir(path.parent)) if copying.fullmatch(name)), None)
+    except OSError:
+        return None
 
 
 def read_bounded(path: Path, rel: str, error: type[BenchrunError] = TaskError, limit: int | None = MAX_FILE_BYTES,

@@ -27,8 +27,9 @@ from benchrun.execute.boundary import TooLarge, received
 from benchrun.execute.cachepin import pinned_by
 from benchrun.execute.cacheplace import RUN_ADVICE, Advice, cache_dir, chosen_by, misplaced_store, refuse_network_fs
 from benchrun.execute.cacherows import AS_BYTES, Entry, entry_of, row_bytes, shown
+from benchrun.execute.cacheseal import SEALED, add_seals, row_seal, sealed
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 KEY_VERSION = 1
 """Part of every key: a change to what a key covers gives every question a new one."""
 Schema = Mapping[str, Any]
@@ -48,7 +49,7 @@ PINNED = ("ollama", "local")
 """Runner types whose identity pins the model (a digest): the cache is on for them unless cache=false."""
 SCHEMA = ("CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)",
           "CREATE TABLE IF NOT EXISTS answers (key TEXT PRIMARY KEY, model TEXT NOT NULL, digest TEXT, "
-          "run_id TEXT NOT NULL, created_at TEXT NOT NULL, answer TEXT NOT NULL)")
+          "run_id TEXT NOT NULL, created_at TEXT NOT NULL, answer TEXT NOT NULL, sealed TEXT)")
 
 
 class Repeat(NamedTuple):
@@ -281,6 +282,7 @@ class Store:
                     self._db.execute(statement)
                 self._db.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
                 found = str(SCHEMA_VERSION)
+            found = add_seals(self._db, found, SCHEMA_VERSION)  # a cache whose rows have no seal given the column
         if found != str(SCHEMA_VERSION):
             raise OtherVersion(self.path, found, self.key, self.advice)
 
@@ -311,14 +313,15 @@ class Store:
         bytes is never read, and missing from the answer (another run may read longer ones); a damaged entry is
         deleted, and missing too."""
         try:
-            rows = self._db.execute(f"SELECT key, {AS_BYTES} FROM answers WHERE key IN ({','.join('?' * len(keys))}) "
+            rows = self._db.execute(f"SELECT key, {AS_BYTES}, {SEALED} FROM answers WHERE key IN "
+                                    f"({','.join('?' * len(keys))}) "
                                     "AND length(CAST(answer AS BLOB)) <= ?", [*keys, most]).fetchall()
         except sqlite3.Error as err:
             raise self.unusable(err) from None
         found = {}
-        for key, *columns in rows:
-            entry = entry_of(*columns)
-            if entry is None:  # damaged: a miss, never a text-less response nor a run id that names no run
+        for key, *columns, seal in rows:
+            entry = entry_of(*columns) if sealed(key, columns, seal) else None
+            if entry is None:  # damaged or edited: a miss, never a text-less response nor a run id that names no run
                 self.delete(key)
                 continue
             found[key] = entry
@@ -333,8 +336,9 @@ class Store:
 
     def put(self, key: str, entry: Entry) -> None:
         """Store an answer (a key already stored keeps its first answer)."""
-        self._execute("INSERT OR IGNORE INTO answers VALUES (?, ?, ?, ?, ?, ?)",
-                      (key, entry.model, entry.digest, entry.run_id, entry.created_at, entry.answer.model_dump_json()))
+        row = (entry.model, entry.digest, entry.run_id, entry.created_at, entry.answer.model_dump_json())
+        self._execute("INSERT OR IGNORE INTO answers VALUES (?, ?, ?, ?, ?, ?, ?)",
+                      (key, *row, row_seal(key, row[-1], *row[:-1])))
 
     def _execute(self, statement: str, args: tuple[Any, ...]) -> None:
         """One statement in its own transaction; a database that fails is unusable, in one line."""
