@@ -1,0 +1,66 @@
+"""What a model's name may be: one a command can ask (a name, listed once, of no control character, no whitespace at
+an end), and one that reads as itself: a name printed like another (`gеmma3`, its `е` Cyrillic) is refused, and an
+Ollama model's name is ASCII, as Ollama's own names are."""
+
+from __future__ import annotations
+
+import unicodedata
+
+from benchrun.core.officialclient import one_model_named_twice
+from benchrun.core.text import name_said, no_control_character
+
+MAX_MODELS = 10_000
+"""The most models one command asks (a runner file's list, `runner.model=[...]`): as many as a sweep runs jobs."""
+LOOK_ALIKE_SCRIPTS = ("CYRILLIC", "GREEK", "ARMENIAN", "CHEROKEE", "COPTIC")
+"""Scripts with letters drawn as Latin ones are (Cyrillic `е` and `а`, Greek `ο`): a name mixing one of them with
+Latin letters reads as another name (Unicode's mixed-script confusables, UTS #39)."""
+
+
+def checked_models(model: str | list[str]) -> str | list[str]:
+    """`model` (a name, or a list of names), refused (ValueError) where a command could not ask it or it reads as
+    another name."""
+    names = [model] if isinstance(model, str) else model
+    if len(names) > MAX_MODELS:
+        raise ValueError(f"{len(names):,} models, more than one command runs ({MAX_MODELS:,}, one after another, a "
+                         "run directory each, as a sweep's jobs); list fewer, or split the list")
+    if not names or any(not name.strip() for name in names) or len(set(names)) != len(names):
+        raise ValueError("a model name, or a list of different model names")
+    for name in names:
+        no_control_character(name, "a model's name printed on the console (a run's heading, its tables, "
+                                   "benchrun-audit list) cannot hold: name the model without one")
+        _trimmed(name)
+        _reads_as_itself(name)
+    return model
+
+
+def ollama_models(model: str | list[str]) -> str | list[str]:
+    """`model`, refused where Ollama holds no model of a name (one beyond ASCII) or a list names one model twice."""
+    for name in [model] if isinstance(model, str) else model:
+        if not name.isascii():
+            raise ValueError(f"{name_said(name)} holds a character beyond ASCII, which no name of an Ollama model "
+                             "holds (Ollama takes ASCII letters, digits, '_', '-', '.', ':' and '/' only): write the "
+                             "model's name as `ollama list` shows it")
+    if isinstance(model, list) and (twice := one_model_named_twice(model)) is not None:
+        raise ValueError(twice)
+    return model
+
+
+def _trimmed(name: str) -> None:
+    """Refuses a model name with whitespace at an end (a quoting slip): Ollama's names hold none, and a server
+    looked such a name up as another model's (`model ' gemma3' is not pulled`, advising `ollama pull gemma3 `)."""
+    if name != name.strip():
+        end = "start" if name[:1].isspace() else "end"
+        raise ValueError(f"{name!r} has whitespace at its {end}, which no model's name has: give {name.strip()!r}")
+
+
+def _reads_as_itself(name: str) -> None:
+    """Refuses a name printed like another: Latin letters mixed with letters of a script drawn alike, or a character
+    written in a compatibility form (fullwidth `ｇ`, the ligature `ﬁ`), which Unicode's NFKC reads as another."""
+    scripts = {unicodedata.name(char, "").split(" ")[0] for char in name if char.isalpha()}
+    mixed = sorted(scripts & set(LOOK_ALIKE_SCRIPTS)) if "LATIN" in scripts else []
+    if mixed:
+        raise ValueError(f"{name_said(name)} mixes Latin letters with {' and '.join(script.title() for script in mixed)} ones drawn "
+                         "alike, so it prints as another name: write it in one script")
+    if unicodedata.normalize("NFKC", name) != unicodedata.normalize("NFC", name):
+        raise ValueError(f"{name_said(name)} holds a character in a compatibility form (fullwidth, a ligature), which "
+                         f"prints as another name: write it as {unicodedata.normalize('NFKC', name)!r}")
