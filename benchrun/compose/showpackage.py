@@ -1,0 +1,54 @@
+"""`--cfg job -p KEY` of a key holding one value: printed as the whole config (`--cfg job`) prints it, YAML's `null`,
+`true`, `false`. Hydra printed Python's `False`, and for null wrote `package 'runner.keep_alive' not found in config`
+and exited 1, of a key the config holds (compose.commandline refuses one it does not take before Hydra starts)."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from hydra._internal.hydra import Hydra
+from hydra.core.hydra_config import HydraConfig
+from hydra.types import RunMode
+from omegaconf import Container, OmegaConf
+
+HYDRAS_SHOW_CFG = Hydra.show_cfg
+"""Hydra's own, which prints the whole config, and says a key it holds no value of not found."""
+ABSENT = object()
+"""What OmegaConf.select gives for a key the config holds no value of, where a key holding null gives None."""
+YAML_WORDS = {None: "null", True: "true", False: "false"}
+"""The values Python's str() prints otherwise than YAML writes them."""
+
+
+def show_packages_as_yaml() -> None:
+    """Make Hydra's `--cfg TYPE -p KEY` print a key of one value as YAML writes it, null included."""
+    Hydra.show_cfg = _show_cfg  # type: ignore[method-assign]
+
+
+def _show_cfg(hydra: Hydra, config_name: str | None, overrides: list[str], cfg_type: str, package: str | None,
+              resolve: bool = False) -> None:
+    """Hydra's show_cfg, a key's value (null included) printed here; the whole config, and a key it holds no value of,
+    by Hydra."""
+    shown = HYDRAS_SHOW_CFG
+    if package in (None, "", "_global_"):
+        return shown(hydra, config_name, overrides, cfg_type, package, resolve)
+    cfg = hydra.compose_config(config_name=config_name, overrides=overrides, run_mode=RunMode.RUN,
+                               with_log_configuration=False)
+    HydraConfig.instance().set_config(cfg)
+    OmegaConf.set_readonly(cfg.hydra, None)
+    value = OmegaConf.select(hydra.get_sanitized_cfg(cfg, cfg_type), package, default=ABSENT)
+    if value is ABSENT:  # not in this part of the config (hydra.run.dir of --cfg job): Hydra's words
+        return shown(hydra, config_name, overrides, cfg_type, package, resolve)
+    if not isinstance(value, Container):
+        print(_as_yaml(value))
+        return None
+    print(f"# @package {package}")
+    if resolve:
+        OmegaConf.resolve(value)
+    sys.stdout.write(OmegaConf.to_yaml(value))
+    return None
+
+
+def _as_yaml(value: Any) -> str:
+    """A value of one key as YAML writes it where Python's str() would not (`null`, `false`)."""
+    return YAML_WORDS[value] if value is None or isinstance(value, bool) else str(value)
