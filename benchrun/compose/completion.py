@@ -18,12 +18,12 @@ def refuse_bad_completion(argv: Sequence[str]) -> None:
     """Refuse --shell-completion given other than one SUBCOMMAND=SHELL, of a shell Hydra has a completion for."""
     if not any(word == "-sc" or names_flag(word, "--shell-completion") for word in argv):
         return
-    words = override_words(argv)
-    given = [word for word in words if word.partition("=")[0] in SUBCOMMANDS]
+    given = [word for word in override_words(argv) if word.partition("=")[0] in SUBCOMMANDS]
     shells = _shells()
     form = f"{', '.join(f'{name}=SHELL' for name in SUBCOMMANDS)} (SHELL: {', '.join(shells)})"
     if len(given) != 1:
-        raise ConfigError(f"--shell-completion takes one of {form}, not {', '.join(given or words) or 'nothing'}")
+        raise ConfigError(f"--shell-completion takes one of {form}, " + (
+            f"not {', '.join(given)}" if given else "and none is given"))
     if (shell := given[0].partition("=")[2].strip("'\"")) not in shells:
         raise ConfigError(f"--shell-completion {given[0]}: Hydra completes in no shell named {shell!r}; give one of "
                           f"{', '.join(shells)}")
