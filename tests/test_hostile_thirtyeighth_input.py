@@ -58,8 +58,8 @@ MIXED = "mixes Latin letters with {} ones drawn alike, so it prints as another n
      "'\uff47emma3' (\\uff47emma3) holds a character in a compatibility form (fullwidth, a ligature), which prints as "
      "another name: write it as 'gemma3'"),
     (("runner.model='caf\u00e9'",), "runner.model",
-     "'caf\u00e9' (caf\\xe9) holds a character beyond ASCII, which no name of an Ollama model holds (Ollama takes ASCII "
-     "letters, digits, '_', '-', '.', ':' and '/' only): write the model's name as `ollama list` shows it")])
+     "'caf\u00e9' (caf\\xe9) holds a character beyond ASCII, which no name of an Ollama model holds (Ollama takes "
+     "ASCII letters, digits, '_', '-', '.', ':' and '/' only): write the model's name as `ollama list` shows it")])
 def test_a_model_name_that_reads_as_another_is_refused(tmp_path, args, key, said):
     """Before: Ollama was asked for `gеmma3`: `model 'gеmma3' is not pulled on ... (it has: gemma3:latest, ...)`."""
     assert ended(dry_run(tmp_path, {"tasks.yml": TASK}, *args)) == refusal(f"in 'config': {key}: {said}")
@@ -75,8 +75,8 @@ def test_a_model_name_in_one_script_beyond_ascii_is_taken_by_an_openai_compatibl
 def test_a_character_the_override_grammar_takes_only_in_quotes_is_said_escaped(tmp_path):
     """Before: `takes 'е' (character 15)`, the Cyrillic `е` printed as the Latin one."""
     assert ended(dry_run(tmp_path, {"tasks.yml": TASK}, "runner.model=g\u0435mma3")) == refusal(
-        "the override 'runner.model=g\u0435mma3': Hydra's override grammar takes '\u0435' (\\u0435) (character 15) only "
-        "inside quotes; quote it: runner.model='g\u0435mma3'")
+        "the override 'runner.model=g\u0435mma3': Hydra's override grammar takes '\u0435' (\\u0435) (character 15) "
+        "only inside quotes; quote it: runner.model='g\u0435mma3'")
 
 
 FORMS = "install=SHELL, uninstall=SHELL, query=SHELL (SHELL: bash, fish, zsh)"
@@ -136,9 +136,12 @@ def test_a_model_preset_of_the_users_recording_itself_as_another_is_refused(tmp_
         "model_preset out")
 
 
-@pytest.mark.parametrize(("line", "key", "written"), [("- name: 1.10", "tasks[0].name", "1.10"),
-                                                      ("- name: 1e3", "tasks[0].name", "1e3"),
-                                                      ("- name: t\n  system: 2.50", "task 't': tasks[0].system", "2.50")])
+NUMBERS_AS_TEXT = [("- name: 1.10", "tasks[0].name", "1.10"), ("- name: 1e3", "tasks[0].name", "1e3"),
+                   ("- name: t\n  system: 2.50", "task 't': tasks[0].system", "2.50")]
+"""A number where a task's text is taken: the first line of the task, the key, the number as written."""
+
+
+@pytest.mark.parametrize(("line", "key", "written"), NUMBERS_AS_TEXT)
 def test_a_number_where_text_is_taken_is_said_as_the_file_wrote_it(tmp_path, line, key, written):
     """Before: `1.1 is not of type 'string'`, `1000.0`, `2.5`."""
     files = {"tasks.yml": line + "\n  template: say {a}\n  values: {a: [1]}\n  reference: ['1']\n"}

@@ -18,6 +18,7 @@ PRESET_RECORD = "model_preset"
 """The key a model preset records itself in (conf/model/*.yaml: `model_preset: {name: gemma3, runner: ollama}`)."""
 JUDGE_CHOSEN = {"runner": "judge.runner=NAME", "model": "judge.model=NAME"}
 """How the judge's own runner and model are chosen, where `runner@judge` or `model@judge` was meant so."""
+JUDGE_MOVES = {("judge", group) for group in JUDGE_CHOSEN}
 
 
 def refuse_moved_presets(argv: Sequence[str]) -> None:
@@ -26,7 +27,7 @@ def refuse_moved_presets(argv: Sequence[str]) -> None:
         key = word.lstrip("+~").partition("=")[0]
         group, moved, package = key.partition("@")
         if moved and group in PRESET_GROUPS:
-            judge = f"; the judge's is chosen with {JUDGE_CHOSEN[group]}" if package == "judge" and group in JUDGE_CHOSEN else ""
+            judge = f"; the judge's is chosen with {JUDGE_CHOSEN[group]}" if (package, group) in JUDGE_MOVES else ""
             raise ConfigError(f"the override {word!r} moves a {group} preset to {package!r}, where benchrun reads none "
                               f"of its keys (a preset's keys are read where it puts them): choose it as {group}=NAME"
                               f"{judge}", file="config", key=key)

@@ -59,8 +59,9 @@ def _reads_as_itself(name: str) -> None:
     scripts = {unicodedata.name(char, "").split(" ")[0] for char in name if char.isalpha()}
     mixed = sorted(scripts & set(LOOK_ALIKE_SCRIPTS)) if "LATIN" in scripts else []
     if mixed:
-        raise ValueError(f"{name_said(name)} mixes Latin letters with {' and '.join(script.title() for script in mixed)} ones drawn "
-                         "alike, so it prints as another name: write it in one script")
+        scripts_said = " and ".join(script.title() for script in mixed)
+        raise ValueError(f"{name_said(name)} mixes Latin letters with {scripts_said} ones drawn alike, so it prints as "
+                         "another name: write it in one script")
     if unicodedata.normalize("NFKC", name) != unicodedata.normalize("NFC", name):
         raise ValueError(f"{name_said(name)} holds a character in a compatibility form (fullwidth, a ligature), which "
                          f"prints as another name: write it as {unicodedata.normalize('NFKC', name)!r}")
