@@ -5,11 +5,13 @@ Fixed:
 1. `--cfg job -p KEY` of a key holding null (`-p runner.keep_alive`) prints `null`, and of a bool `true`/`false`, as
    the whole config prints them (compose.showpackage): Hydra wrote `package 'runner.keep_alive' not found in config`
    and exited 1, and printed Python's `True`.
-2. A model's name that reads as another (core.modelnames, split from core.settings): an Ollama model's beyond ASCII
-   (`café`: Ollama's names are ASCII), for every runner one mixing Latin letters with a look-alike script's
-   (`gеmma3`, its `е` Cyrillic) or holding a compatibility form (`ｇemma3`), refused with its characters escaped. The
-   run asked Ollama for `gеmma3`, said `model 'gеmma3' is not pulled (it has: gemma3:latest ...)`, both printed alike.
-   The override grammar's character taken only in quotes is said escaped too (compose.overridewords).
+2. A new run's model name that reads as another (core.modelnames.unlike_itself, checked by compose.fresh, so resume and
+   retry read an older run's as it was asked; the names' other checks split from core.settings to core.modelnames):
+   an Ollama model's beyond ASCII (`café`: Ollama's names are ASCII), for every runner one mixing Latin letters with a
+   look-alike script's (`gеmma3`, its `е` Cyrillic) or holding a compatibility form (`ｇemma3`), refused with its
+   characters escaped. The run asked Ollama for `gеmma3`, said `model 'gеmma3' is not pulled (it has:
+   gemma3:latest ...)`, both printed alike. The override grammar's character taken only in quotes is said escaped
+   too (compose.overridewords).
 3. `--shell-completion` (`-sc`) given other than one of install/uninstall/query=SHELL of a shell Hydra completes in
    (compose.completion): Hydra said `Hydra could not go on: ValueError: No completion plugin for 'tcsh' found,
    available`, the shells cut off, the flag unnamed.
@@ -28,9 +30,9 @@ from __future__ import annotations
 import pytest
 
 from tests.helpers.benchfiles import write_bench
-from tests.helpers.commands import call_benchrun
 from tests.helpers.p29_input import dry_run
 from tests.helpers.p30_input import TASK, ended, refusal
+from tests.helpers.p38_input import openai_dry_run
 
 
 @pytest.mark.parametrize(("key", "shown"), [("runner.keep_alive", "null"), ("dry_run", "true"), ("cache", "null")])
@@ -45,30 +47,32 @@ def test_a_package_shown_of_a_section_is_printed_as_hydra_printed_it(tmp_path):
 
 
 MIXED = "mixes Latin letters with {} ones drawn alike, so it prints as another name: write it in one script"
+BEYOND_ASCII = ("holds a character beyond ASCII, which no name of an Ollama model holds (Ollama takes ASCII letters, "
+                "digits, '_', '-', '.', ':' and '/' only): write the model's name as `ollama list` shows it")
 
 
-@pytest.mark.parametrize(("args", "key", "said"), [
-    (("runner.model='g\u0435mma3'",), "runner.model", f"'g\u0435mma3' (g\\u0435mma3) {MIXED.format('Cyrillic')}"),
-    (("runner.model='t\u03b1u'",), "runner.model",
-     f"'t\u03b1u' (t\\u03b1u) {MIXED.format('Greek')}"),
-    (("runner.model=[gemma3,'g\u0435mma3']",), "runner.model", f"'g\u0435mma3' (g\\u0435mma3) "
-                                                              f"{MIXED.format('Cyrillic')}"),
-    (("judge.model='g\u0435mma3'",), "judge.model", f"'g\u0435mma3' (g\\u0435mma3) {MIXED.format('Cyrillic')}"),
-    (("runner.model='\uff47emma3'",), "runner.model",
-     "'\uff47emma3' (\\uff47emma3) holds a character in a compatibility form (fullwidth, a ligature), which prints as "
-     "another name: write it as 'gemma3'"),
-    (("runner.model='caf\u00e9'",), "runner.model",
-     "'caf\u00e9' (caf\\xe9) holds a character beyond ASCII, which no name of an Ollama model holds (Ollama takes "
-     "ASCII letters, digits, '_', '-', '.', ':' and '/' only): write the model's name as `ollama list` shows it")])
-def test_a_model_name_that_reads_as_another_is_refused(tmp_path, args, key, said):
-    """Before: Ollama was asked for `gеmma3`: `model 'gеmma3' is not pulled on ... (it has: gemma3:latest, ...)`."""
-    assert ended(dry_run(tmp_path, {"tasks.yml": TASK}, *args)) == refusal(f"in 'config': {key}: {said}")
+@pytest.mark.parametrize(("arg", "key", "said"), [
+    ("runner.model='g\u0435mma3'", "runner.model", f"'g\u0435mma3' (g\\u0435mma3) {MIXED.format('Cyrillic')}"),
+    ("runner.model='t\u03b1u'", "runner.model", f"'t\u03b1u' (t\\u03b1u) {MIXED.format('Greek')}"),
+    ("runner.model=[gemma3,'g\u0435mma3']", "runner.model", f"'g\u0435mma3' (g\\u0435mma3) {MIXED.format('Cyrillic')}"),
+    ("judge.model='g\u0435mma3'", "judge.model", f"'g\u0435mma3' (g\\u0435mma3) {BEYOND_ASCII}"),
+    ("runner.model='\uff47emma3'", "runner.model", "'\uff47emma3' (\\uff47emma3) holds a character in a compatibility "
+                                                   "form (fullwidth, a ligature), which prints as another name: write "
+                                                   "it as 'gemma3'")])
+def test_a_model_name_that_reads_as_another_is_refused(tmp_path, arg, key, said):
+    """Before: the dry run took it, and the run asked for `gеmma3`, shown as `gemma3`."""
+    assert ended(openai_dry_run(tmp_path, arg)) == refusal(f"in 'config': {key}: {said}")
+
+
+@pytest.mark.parametrize("model", ["g\u0435mma3", "caf\u00e9"])
+def test_an_ollama_models_name_beyond_ascii_is_refused(tmp_path, model):
+    """Before: `model 'gеmma3' is not pulled on ... (it has: gemma3:latest, ...); run `ollama pull gеmma3``."""
+    assert ended(dry_run(tmp_path, {"tasks.yml": TASK}, f"runner.model='{model}'")) == refusal(
+        f"in 'config': runner.model: '{model}' ({ascii(model)[1:-1]}) {BEYOND_ASCII}")
 
 
 def test_a_model_name_in_one_script_beyond_ascii_is_taken_by_an_openai_compatible_server(tmp_path):
-    write_bench(tmp_path, {"tasks.yml": TASK})
-    done = call_benchrun("task.path=bench", "runner=openai", "runner.base_url=http://127.0.0.1:9/v1", "dry_run=true",
-                         "runner.model='\u043c\u043e\u0434\u0435\u043b\u044c'", cwd=tmp_path)
+    done = openai_dry_run(tmp_path, "runner.model='\u043c\u043e\u0434\u0435\u043b\u044c'")
     assert (done.returncode, done.stderr) == (0, "")
 
 

@@ -25,8 +25,8 @@ from pydantic import (
 
 from benchrun.core.goduration import keep_alive_problem
 from benchrun.core.layout import OUTPUTS, unusable_directory
-from benchrun.core.modelnames import checked_models, ollama_models
-from benchrun.core.officialclient import ollama_address
+from benchrun.core.modelnames import checked_models
+from benchrun.core.officialclient import ollama_address, one_model_named_twice
 from benchrun.core.optionbounds import BOUNDED, LOCAL_VALIDATORS, out_of_bounds
 from benchrun.core.seeds import a_seed, repeat_seeds_fit
 from benchrun.core.serverurls import DEFAULT_OLLAMA_HOST, DEFAULT_OPENAI_BASE_URL, OLLAMA_PATHS, OPENAI_PATHS, servers
@@ -167,8 +167,10 @@ class OllamaConfig(RunnerConfig):
 
     @field_validator("model")
     @classmethod
-    def _models_ollama_holds(cls, model: str | list[str]) -> str | list[str]:
-        return ollama_models(model)
+    def _models_ollama_tells_apart(cls, model: str | list[str]) -> str | list[str]:
+        if isinstance(model, list) and (twice := one_model_named_twice(model)) is not None:
+            raise ValueError(twice)
+        return model
 
     @field_validator("keep_alive")
     @classmethod
