@@ -17,8 +17,7 @@ Latin letters reads as another name (Unicode's mixed-script confusables, UTS #39
 
 
 def checked_models(model: str | list[str]) -> str | list[str]:
-    """`model` (a name, or a list of names), refused (ValueError) where a command could not ask it or it reads as
-    another name."""
+    """`model` (a name, or a list of names), refused (ValueError) where a command could not ask it."""
     names = [model] if isinstance(model, str) else model
     if len(names) > MAX_MODELS:
         raise ValueError(f"{len(names):,} models, more than one command runs ({MAX_MODELS:,}, one after another, a "
