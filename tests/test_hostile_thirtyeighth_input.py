@@ -2,9 +2,10 @@
 fresh pass. /work/notes/p38/result-input.md has the whole list, what held and what was left.
 
 Fixed:
-1. `--cfg job -p KEY` of a key holding null (`-p runner.keep_alive`) prints `null`, and of a bool `true`/`false`, as
-   the whole config prints them (compose.showpackage): Hydra wrote `package 'runner.keep_alive' not found in config`
-   and exited 1, and printed Python's `True`.
+1. `--cfg job -p KEY` of a key holding null (`-p runner.keep_alive`), or of one benchrun takes left unset (an option
+   not given, `-p runner.options.stop`), prints `null`, and of a bool `true`/`false`, as the whole config prints them
+   (compose.showpackage): Hydra wrote `package 'runner.keep_alive' not found in config` and exited 1, and printed
+   Python's `True`.
 2. A new run's model name that reads as another (core.modelnames.unlike_itself, checked by compose.fresh, so resume and
    retry read an older run's as it was asked; the names' other checks split from core.settings to core.modelnames):
    an Ollama model's beyond ASCII (`café`: Ollama's names are ASCII), for every runner one mixing Latin letters with a
@@ -35,9 +36,11 @@ from tests.helpers.p30_input import TASK, ended, refusal
 from tests.helpers.p38_input import openai_dry_run
 
 
-@pytest.mark.parametrize(("key", "shown"), [("runner.keep_alive", "null"), ("dry_run", "true"), ("cache", "null")])
+@pytest.mark.parametrize(("key", "shown"), [("runner.keep_alive", "null"), ("dry_run", "true"), ("cache", "null"),
+                                           ("runner.options.stop", "null")])
 def test_a_package_shown_of_one_value_prints_it_as_the_whole_config_does(tmp_path, key, shown):
-    """Before: `package 'runner.keep_alive' not found in config` (exit 1); `True` for dry_run."""
+    """Before: `package 'runner.keep_alive' not found in config` (exit 1), of an option not given too; `True` for
+    dry_run."""
     assert ended(dry_run(tmp_path, {"tasks.yml": TASK}, "--cfg", "job", "-p", key)) == (0, f"{shown}\n", "")
 
 

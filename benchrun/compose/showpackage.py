@@ -1,6 +1,7 @@
 """`--cfg job -p KEY` of a key holding one value: printed as the whole config (`--cfg job`) prints it, YAML's `null`,
-`true`, `false`. Hydra printed Python's `False`, and for null wrote `package 'runner.keep_alive' not found in config`
-and exited 1, of a key the config holds (compose.commandline refuses one it does not take before Hydra starts)."""
+`true`, `false`; a key benchrun takes that the config leaves unset (an option not given) is null too. Hydra printed
+Python's `False`, and for null wrote `package 'runner.keep_alive' not found in config` and exited 1, of a key the
+config holds (compose.commandline refuses one it does not take before Hydra starts)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,9 @@ from typing import Any
 from hydra._internal.hydra import Hydra
 from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
-from omegaconf import Container, OmegaConf
+from omegaconf import Container, DictConfig, OmegaConf
+
+from benchrun.compose.config import keys_taken
 
 HYDRAS_SHOW_CFG = Hydra.show_cfg
 """Hydra's own, which prints the whole config, and says a key it holds no value of not found."""
@@ -37,16 +40,24 @@ def _show_cfg(hydra: Hydra, config_name: str | None, overrides: list[str], cfg_t
     HydraConfig.instance().set_config(cfg)
     OmegaConf.set_readonly(cfg.hydra, None)
     value = OmegaConf.select(hydra.get_sanitized_cfg(cfg, cfg_type), package, default=ABSENT)
-    if value is ABSENT:  # not in this part of the config (hydra.run.dir of --cfg job): Hydra's words
+    if value is ABSENT and not _taken_unset(cfg, cfg_type, package):  # hydra.run.dir of --cfg job: Hydra's words
         return shown(hydra, config_name, overrides, cfg_type, package, resolve)
     if not isinstance(value, Container):
-        print(_as_yaml(value))
+        print(_as_yaml(None if value is ABSENT else value))
         return None
     print(f"# @package {package}")
     if resolve:
         OmegaConf.resolve(value)
     sys.stdout.write(OmegaConf.to_yaml(value))
     return None
+
+
+def _taken_unset(cfg: DictConfig, cfg_type: str, package: str) -> bool:
+    """Whether `package` is a key of the job's config that benchrun takes and the composed config leaves unset (an
+    option not given, `runner.options.stop`), whose value is null."""
+    parts = package.split(".")
+    taken = keys_taken(parts[:-1], OmegaConf.select(cfg, "runner.type", default=None))
+    return cfg_type != "hydra" and taken is not None and parts[-1] in taken
 
 
 def _as_yaml(value: Any) -> str:
