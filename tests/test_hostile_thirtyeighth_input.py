@@ -5,7 +5,8 @@ Fixed:
 1. `--cfg job -p KEY` of a key holding null (`-p runner.keep_alive`), or of one benchrun takes left unset (an option
    not given, `-p runner.options.stop`), prints `null`, and of a bool `true`/`false`, as the whole config prints them
    (compose.showpackage): Hydra wrote `package 'runner.keep_alive' not found in config` and exited 1, and printed
-   Python's `True`.
+   Python's `True`. `-p` of an item a list does not hold (`-p task.only.5`) is said naming the list, as an override
+   into it is (compose.listitems.holds_no_item).
 2. A new run's model name that reads as another (core.modelnames.unlike_itself, checked by compose.fresh, so resume and
    retry read an older run's as it was asked; the names' other checks split from core.settings to core.modelnames):
    an Ollama model's beyond ASCII (`café`: Ollama's names are ASCII), for every runner one mixing Latin letters with a
@@ -47,6 +48,15 @@ def test_a_package_shown_of_one_value_prints_it_as_the_whole_config_does(tmp_pat
 def test_a_package_shown_of_a_section_is_printed_as_hydra_printed_it(tmp_path):
     assert ended(dry_run(tmp_path, {"tasks.yml": TASK}, "--cfg", "job", "-p", "runner.options")) == (
         0, "# @package runner.options\ntemperature: 0\nseed: 0\n", "")
+
+
+@pytest.mark.parametrize(("item", "args"), [("5", ("task.only=[t]",)), ("x", ("task.only=[t]",)),
+                                           ("1", ("+runner.options.stop=[a]",))])
+def test_a_package_shown_of_an_item_a_list_does_not_hold_names_the_list(tmp_path, item, args):
+    """Before: `package 'task.only.5' not found in config`, exit 1; `Index 'x' (str) is not an int`."""
+    listed = args[0].lstrip("+").partition("=")[0]
+    assert ended(dry_run(tmp_path, {"tasks.yml": TASK}, "--cfg", "job", "-p", f"{listed}.{item}", *args)) == refusal(
+        f"in 'config': {listed}.{item}: {listed} is a list of 1 item (0), which holds no item '{item}'")
 
 
 MIXED = "mixes Latin letters with {} ones drawn alike, so it prints as another name: write it in one script"

@@ -11,9 +11,11 @@ from typing import Any
 from hydra._internal.hydra import Hydra
 from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
-from omegaconf import Container, DictConfig, OmegaConf
+from omegaconf import Container, DictConfig, ListConfig, OmegaConf
 
 from benchrun.compose.config import keys_taken
+from benchrun.compose.listitems import holds_no_item
+from benchrun.core.errors import ConfigError
 
 HYDRAS_SHOW_CFG = Hydra.show_cfg
 """Hydra's own, which prints the whole config, and says a key it holds no value of not found."""
@@ -39,7 +41,9 @@ def _show_cfg(hydra: Hydra, config_name: str | None, overrides: list[str], cfg_t
                                with_log_configuration=False)
     HydraConfig.instance().set_config(cfg)
     OmegaConf.set_readonly(cfg.hydra, None)
-    value = OmegaConf.select(hydra.get_sanitized_cfg(cfg, cfg_type), package, default=ABSENT)
+    shown_cfg = hydra.get_sanitized_cfg(cfg, cfg_type)
+    _refuse_item_not_held(shown_cfg, package)
+    value = OmegaConf.select(shown_cfg, package, default=ABSENT)
     if value is ABSENT and not _taken_unset(cfg, cfg_type, package):  # hydra.run.dir of --cfg job: Hydra's words
         return shown(hydra, config_name, overrides, cfg_type, package, resolve)
     if not isinstance(value, Container):
@@ -50,6 +54,17 @@ def _show_cfg(hydra: Hydra, config_name: str | None, overrides: list[str], cfg_t
         OmegaConf.resolve(value)
     sys.stdout.write(OmegaConf.to_yaml(value))
     return None
+
+
+def _refuse_item_not_held(cfg: DictConfig, package: str) -> None:
+    """Refuse `-p` of an item a list of the config does not hold (`-p task.only.5` of one task), said as an override
+    into it is (compose.listitems)."""
+    parts = package.split(".")
+    for depth in range(1, len(parts)):
+        if isinstance(node := OmegaConf.select(cfg, ".".join(parts[:depth]), default=None), ListConfig):
+            if (held := holds_no_item(".".join(parts[:depth]), parts[depth], len(node))) is not None:
+                raise ConfigError(held, file="config", key=package)
+            return
 
 
 def _taken_unset(cfg: DictConfig, cfg_type: str, package: str) -> bool:
