@@ -34,9 +34,8 @@ def _show_cfg(hydra: Hydra, config_name: str | None, overrides: list[str], cfg_t
               resolve: bool = False) -> None:
     """Hydra's show_cfg, a key's value (null included) printed here; the whole config, and a key it holds no value of,
     by Hydra."""
-    shown = HYDRAS_SHOW_CFG
     if package in (None, "", "_global_"):
-        return shown(hydra, config_name, overrides, cfg_type, package, resolve)
+        return HYDRAS_SHOW_CFG(hydra, config_name, overrides, cfg_type, package, resolve)
     cfg = hydra.compose_config(config_name=config_name, overrides=overrides, run_mode=RunMode.RUN,
                                with_log_configuration=False)
     HydraConfig.instance().set_config(cfg)
@@ -45,7 +44,7 @@ def _show_cfg(hydra: Hydra, config_name: str | None, overrides: list[str], cfg_t
     _refuse_item_not_held(shown_cfg, package)
     value = OmegaConf.select(shown_cfg, package, default=ABSENT)
     if value is ABSENT and not _taken_unset(cfg, cfg_type, package):  # hydra.run.dir of --cfg job: Hydra's words
-        return shown(hydra, config_name, overrides, cfg_type, package, resolve)
+        return HYDRAS_SHOW_CFG(hydra, config_name, overrides, cfg_type, package, resolve)
     if not isinstance(value, Container):
         print(_as_yaml(None if value is ABSENT else value))
         return None
@@ -70,9 +69,11 @@ def _refuse_item_not_held(cfg: DictConfig, package: str) -> None:
 def _taken_unset(cfg: DictConfig, cfg_type: str, package: str) -> bool:
     """Whether `package` is a key of the job's config that benchrun takes and the composed config leaves unset (an
     option not given, `runner.options.stop`), whose value is null."""
+    if cfg_type == "hydra":
+        return False
     parts = package.split(".")
     taken = keys_taken(parts[:-1], OmegaConf.select(cfg, "runner.type", default=None))
-    return cfg_type != "hydra" and taken is not None and parts[-1] in taken
+    return taken is not None and parts[-1] in taken
 
 
 def _as_yaml(value: Any) -> str:
