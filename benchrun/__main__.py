@@ -112,6 +112,8 @@ def _launched() -> None:
     _text_words(typed, sys.argv[1:])
     from benchrun.cli import hydra_main  # imported here: an interrupt while Hydra loads is quiet too
     from benchrun.compose.commandline import refuse_bad_overrides, refuse_replaced_config
+    from benchrun.compose.completion import refuse_bad_completion
+    from benchrun.compose.presetpackage import refuse_moved_presets, refuse_preset_record
     from benchrun.compose.userpresets import refuse_expanding_presets
     from benchrun.core.shards import expand_shards
 
@@ -121,6 +123,9 @@ def _launched() -> None:
     _flag_errors_in_one_line()
     refuse_bad_overrides(sys.argv[1:])  # first: it refuses a word holding a key without printing it
     refuse_replaced_config(sys.argv[1:])
+    refuse_bad_completion(sys.argv[1:])
+    refuse_moved_presets(sys.argv[1:])
+    refuse_preset_record(sys.argv[1:])
     refuse_expanding_presets(sys.argv[1:])
     sys.argv[1:] = expand_shards(sys.argv[1:])
     hydra_main()

@@ -201,7 +201,7 @@ def test_a_sweep_launched_with_a_launcher_pid_in_its_environment_runs_every_job(
 @pytest.mark.parametrize(("value", "why", "advised"), [
     ("${x", "cannot read it (mismatched input '{' expecting <EOF>); a value that is one text is written in quotes",
      "runner.model='\\${x'"),
-    ("é${x", "takes 'é' (character 14) only inside quotes; quote it", "runner.model='é\\${x'"),
+    ("é${x", "takes 'é' (\\xe9) (character 14) only inside quotes; quote it", "runner.model='é\\${x'"),
     ("${x}=b", "cannot read it (mismatched input '=' expecting <EOF>); a value that is one text is written in quotes",
      "runner.model='${x}=b'"),
 ])

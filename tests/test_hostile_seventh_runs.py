@@ -131,8 +131,8 @@ def test_an_override_holding_what_hydra_reads_only_in_quotes_says_how_to_quote_i
     done = call_benchrun(*(["-m"] if "," in override else []), override, "dry_run=true", cwd=tmp_path)
     at, char = next((i, c) for i, c in enumerate(override) if not c.isascii())
     assert (done.returncode, done.stderr) == (EXIT["usage"], (
-        f"benchrun: error: the override '{override}': Hydra's override grammar takes '{char}' (character {at + 1}) "
-        f"only inside quotes; quote it: {fix}\n"))
+        f"benchrun: error: the override '{override}': Hydra's override grammar takes '{char}' ({ascii(char)[1:-1]}) "
+        f"(character {at + 1}) only inside quotes; quote it: {fix}\n"))
     assert "override grammar" not in call_benchrun(*(["-m"] if "," in override else []), fix, "dry_run=true",
                                                    cwd=tmp_path).stderr
 
@@ -152,8 +152,9 @@ def test_an_ascii_only_output_encoding_prints_escapes_not_a_traceback(tmp_path):
                              cwd=tmp_path, env=child_env(ascii_only), capture_output=True, text=True, timeout=60)
     assert (dry.returncode, dry.stderr, "say \\xe9 \\u2603" in dry.stdout) == (EXIT["ok"], "", True)
     assert (ran.returncode, ran.stderr.splitlines()[0]) == (
-        EXIT["runner"], "benchrun: error: model 'g\\xe9mma' is not pulled on " + lab.server.url
-        + " (it has: llama3.2:latest); run `ollama pull g\\xe9mma` or pick another runner.model")
+        EXIT["usage"], "benchrun: error: in 'config': runner.model: 'g\\xe9mma' (g\\xe9mma) holds a character beyond "
+        "ASCII, which no name of an Ollama model holds (Ollama takes ASCII letters, digits, '_', '-', '.', ':' and '/' "
+        "only): write the model's name as `ollama list` shows it")
 
 
 def test_a_working_directory_deleted_under_the_shell_is_one_line_naming_it(tmp_path):

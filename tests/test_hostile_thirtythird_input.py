@@ -212,8 +212,8 @@ def test_a_look_alike_letter_after_a_dot_in_a_key_is_said_as_itself(tmp_path):
     """Before: `Hydra's override grammar takes '.' (character 5) in no key`, a character every key holds."""
     done = dry_run_of(tmp_path, "task.\u043enly=[t]")
     assert ended(done) == refusal("the override 'task.\u043enly=[t]': Hydra's override grammar takes '\u043e' "
-                                  "(character 6) in no key, and no key of the config holds it: keys are written in "
-                                  "ASCII (runner.model, task.path)")
+                                  "(\\u043e) (character 6) in no key, and no key of the config holds it: keys are "
+                                  "written in ASCII (runner.model, task.path)")
 
 
 @pytest.mark.parametrize(("given", "key", "unknown", "meant"), [

@@ -115,7 +115,7 @@ def _refuse_hydra_alone_resolved(argv: Sequence[str]) -> None:
     """Refuse `--cfg hydra --resolve`: Hydra resolves its own settings without the job's config, and benchrun's are made
     of the job's keys (hydra.run.dir of dry_run, task.name, runner.model), so it stopped on `Interpolation key
     'dry_run' not found`, said of no key, where nothing given was wrong."""
-    if "hydra" in _flag_values(argv, "--cfg", "-c") and any(_names_flag(word, "--resolve") for word in argv):
+    if "hydra" in _flag_values(argv, "--cfg", "-c") and any(names_flag(word, "--resolve") for word in argv):
         raise ConfigError("--cfg hydra --resolve: Hydra's settings here are made of the job's config (hydra.run.dir of "
                           "dry_run, task.name and runner.model), which Hydra leaves out of what it resolves them in: "
                           "give --cfg all --resolve, or --cfg hydra without --resolve")
@@ -133,8 +133,8 @@ def _flag_values(argv: Sequence[str], flag: str, short: str) -> list[str]:
     """The values the command line gives Hydra's `flag` (or its `short` form), as the next word or joined by `=`."""
     words = list(argv)
     values = [words[at + 1] for at, word in enumerate(words[:-1])
-              if word == short or "=" not in word and _names_flag(word, flag)]
-    return values + [word.split("=", 1)[1] for word in words if "=" in word and _names_flag(word, flag)]
+              if word == short or "=" not in word and names_flag(word, flag)]
+    return values + [word.split("=", 1)[1] for word in words if "=" in word and names_flag(word, flag)]
 
 
 HYDRA_FLAGS = ("--help", "--hydra-help", "--version", "--cfg", "--resolve", "--package", "--run", "--multirun",
@@ -153,7 +153,7 @@ def override_words(argv: Sequence[str]) -> list[str]:
         if not value_next and not arg.startswith("-"):
             words.append(arg)
         value_next = not value_next and "=" not in arg and any(
-            _names_flag(arg, flag) if flag.startswith("--") else arg == flag for flag in VALUE_FLAGS)
+            names_flag(arg, flag) if flag.startswith("--") else arg == flag for flag in VALUE_FLAGS)
     return words
 
 
@@ -299,7 +299,7 @@ def refuse_replaced_config(argv: Sequence[str]) -> None:
     away: with `-cp DIR`, or `~hydra.callbacks.run_dir_check`, Hydra rewrote an existing run's copies of its config
     (`.hydra/`), and a run changed into its directory (hydra.job.chdir) or logged credentials unmasked."""
     for arg in argv:
-        if any(_names_flag(arg, given) for given in OWN_CONFIG_FLAGS):
+        if any(names_flag(arg, given) for given in OWN_CONFIG_FLAGS):
             raise ConfigError(f"{arg}: benchrun's config is its own (conf/config.yaml: the checks of the run "
                               "directory, the masking of credentials in its log); add presets of your own with "
                               "--config-dir DIR, or finish a run with benchrun-audit resume RUN")
@@ -313,7 +313,7 @@ def refuse_replaced_config(argv: Sequence[str]) -> None:
                               "Hydra writes there, and summarise a sweep); leave hydra.callbacks out")
 
 
-def _names_flag(arg: str, given: str) -> bool:
+def names_flag(arg: str, given: str) -> bool:
     """Whether the command-line word `arg` is Hydra's flag `given` as argparse reads it: whole, a long one's head
     that names no other flag (`--config-p`, `--exp`), or a short one with its value attached (`-cpDIR`)."""
     if not given.startswith("--"):

@@ -6,11 +6,17 @@ from __future__ import annotations
 from typing import Any
 
 from benchrun.core.errors import ConfigError
+from benchrun.core.modelnames import unlike_itself
 
 
 def refuse_fresh_faults(cfg: dict[str, Any]) -> None:
     """Refuse a task named twice in `task.only`: it ran once, but the manifest records task.only as given, so the same
-    questions had two manifest ids (named once, and twice)."""
+    questions had two manifest ids (named once, and twice). And a model's name that reads as another
+    (core.modelnames.unlike_itself), the model under test's or the judge's."""
+    for key, runner, model in (("runner.model", cfg["runner"]["type"], cfg["runner"]["model"]),
+                               ("judge.model", cfg["judge"]["runner"], cfg["judge"].get("model"))):
+        if (why := unlike_itself(runner, model)) is not None:
+            raise ConfigError(why, file="config", key=key)
     only = cfg["task"].get("only") or []
     if twice := next((name for at, name in enumerate(only) if name in only[:at]), None):
         raise ConfigError(f"task.only: '{twice}' is listed twice; list each task once", file="config")

@@ -36,8 +36,14 @@ def list_item_said(err: BaseException) -> str | None:
 
 def _no_item(key: str, listed: str, item: str, size: int) -> str | None:
     """The refusal of `item` of the list `listed` of `size` items, when it is none of them."""
+    if (held := holds_no_item(listed, item, size)) is None:
+        return None
+    return str(ConfigError(f"{held}: give the whole list ({listed}=[...])", file="config", key=key))
+
+
+def holds_no_item(listed: str, item: str, size: int) -> str | None:
+    """That the list `listed` of `size` items holds no `item` (its index, as given), when it is none of them."""
     if item.isdigit() and int(item) < size:
         return None
     items = f"{size} item{'s' * (size != 1)} ({'0' if size == 1 else f'0 to {size - 1}'})" if size else "no items"
-    return str(ConfigError(f"{listed} is a list of {items}, which holds no item {item!r}: give the whole list "
-                           f"({listed}=[...])", file="config", key=key))
+    return f"{listed} is a list of {items}, which holds no item {item!r}"

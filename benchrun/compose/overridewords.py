@@ -14,6 +14,7 @@ from omegaconf.errors import OmegaConfBaseException
 from benchrun.compose.commandline import override_words
 from benchrun.core.filebytes import UNASKED, unasked_said
 from benchrun.core.keys import override_key
+from benchrun.core.text import name_said
 
 ITEM_MARKS = ",[]{}()"
 """What ends an item of a value in Hydra's override grammar: a sweep's or a list's comma, brackets."""
@@ -33,7 +34,8 @@ def unquoted_character(err: OverrideParseException) -> str | None:
         return None
     if UNASKED.match(err.override[at]):  # quoted, it is taken by the grammar and refused as a text's
         return f"the override {err.override!r}: character {at + 1}: {unasked_said(err.override[at], raw=True)}"
-    said = f"the override {err.override!r}: Hydra's override grammar takes {err.override[at]!r} (character {at + 1})"
+    said = (f"the override {err.override!r}: Hydra's override grammar takes {name_said(err.override[at])} "
+            f"(character {at + 1})")
     if at < err.override.find("=") or "=" not in err.override:  # quoting the value would not help: it is the key's
         return (f"{said} in no key, and no key of the config holds it: keys are written in ASCII (runner.model, "
                 "task.path)")

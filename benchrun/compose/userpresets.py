@@ -37,7 +37,9 @@ def refuse_expanding_presets(argv: Sequence[str]) -> None:
         for path in _yaml_files(Path(folder), groups):
             data = _read(path)
             node = _composed(data)
-            if (why := _hidden_header(data) or _unpresetlike(node) or _default_path(node)) is not None:
+            why = _hidden_header(data) or _unpresetlike(node) or _default_path(node) or _recorded_as_another(
+                path.relative_to(folder), node)
+            if why is not None:
                 raise ConfigError(why, file=str(path.absolute()))
 
 
@@ -52,6 +54,21 @@ def _default_path(node: yaml.Node | None) -> str | None:
             if group in PRESET_GROUPS and isinstance(value, yaml.ScalarNode) and \
                     (why := preset_name_said(group, value.value)) is not None:
                 return f"{position(value.start_mark)}: defaults: {why}"
+    return None
+
+
+def _recorded_as_another(path: Path, node: yaml.Node | None) -> str | None:
+    """Why a model preset of the user's (`model/mine.yaml`) recording itself as another (`model_preset: {name:
+    gemma3}`) is refused: the run's config.yaml would name a preset never chosen; None for one naming itself."""
+    if path.parts[0] != "model" or not isinstance(node, yaml.MappingNode):
+        return None
+    name = path.relative_to("model").with_suffix("").as_posix()
+    record = next((value for key, value in node.value if key.value == "model_preset"), None)
+    given = next((value for key, value in record.value if key.value == "name"), None) if isinstance(
+        record, yaml.MappingNode) else None
+    if isinstance(given, yaml.ScalarNode) and given.value != name:
+        return (f"{position(given.start_mark)}: model_preset.name: {given.value!r} records the preset as another, "
+                f"which its file names {name!r} (chosen as model={name}): give name: {name}, or leave model_preset out")
     return None
 
 

@@ -7,9 +7,18 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from benchrun.core.written import WrittenFloat, WrittenInt
+
 
 def in_json(value: Any) -> str:
-    """`value` as JSON writes it, its text as it is (not escaped to ASCII)."""
+    """`value` as JSON writes it, its text as it is (not escaped to ASCII), a number as its file wrote it
+    (core.written: `1.10`, `1e3`, which JSON would write 1.1 and 1000.0), in a list or a mapping too."""
+    if isinstance(value, (WrittenFloat, WrittenInt)):
+        return str(value)
+    if isinstance(value, list):
+        return f"[{', '.join(map(in_json, value))}]"
+    if isinstance(value, dict) and all(isinstance(key, str) for key in value):
+        return f"{{{', '.join(f'{in_json(key)}: {in_json(item)}' for key, item in value.items())}}}"
     return json.dumps(value, ensure_ascii=False)
 
 

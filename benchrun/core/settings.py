@@ -25,6 +25,7 @@ from pydantic import (
 
 from benchrun.core.goduration import keep_alive_problem
 from benchrun.core.layout import OUTPUTS, unusable_directory
+from benchrun.core.modelnames import checked_models
 from benchrun.core.officialclient import ollama_address, one_model_named_twice
 from benchrun.core.optionbounds import BOUNDED, LOCAL_VALIDATORS, out_of_bounds
 from benchrun.core.seeds import a_seed, repeat_seeds_fit
@@ -81,18 +82,6 @@ def local_options() -> type[Options]:
                         **{k: (t | None, None) for k, t in LOCAL_OPTIONS.items()})
 
 
-MAX_MODELS = 10_000
-"""The most models one command asks (a runner file's list, `runner.model=[...]`): as many as a sweep runs jobs."""
-
-
-def _trimmed(name: str) -> None:
-    """Refuses a model name with whitespace at an end (a quoting slip): Ollama's names hold none, and a server
-    looked such a name up as another model's (`model ' gemma3' is not pulled`, advising `ollama pull gemma3 `)."""
-    if name != name.strip():
-        end = "start" if name[:1].isspace() else "end"
-        raise ValueError(f"{name!r} has whitespace at its {end}, which no model's name has: give {name.strip()!r}")
-
-
 class RunnerConfig(Settings):
     """Keys every runner has: the model, its options, and how hard to try."""
 
@@ -143,17 +132,7 @@ class RunnerConfig(Settings):
     @field_validator("model")
     @classmethod
     def _models(cls, model: str | list[str]) -> str | list[str]:
-        names = [model] if isinstance(model, str) else model
-        if len(names) > MAX_MODELS:
-            raise ValueError(f"{len(names):,} models, more than one command runs ({MAX_MODELS:,}, one after another, a "
-                             "run directory each, as a sweep's jobs); list fewer, or split the list")
-        if not names or any(not name.strip() for name in names) or len(set(names)) != len(names):
-            raise ValueError("a model name, or a list of different model names")
-        for name in names:
-            no_control_character(name, "a model's name printed on the console (a run's heading, its tables, "
-                                       "benchrun-audit list) cannot hold: name the model without one")
-            _trimmed(name)
-        return model
+        return checked_models(model)
 
     @classmethod
     def options_model(cls) -> type[Options]:
