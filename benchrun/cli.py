@@ -33,7 +33,6 @@ from benchrun.compose.commandline import not_held
 from benchrun.compose.config import register_with_hydra, unresolvable
 from benchrun.compose.labels import swept_keys, varied
 from benchrun.compose.listitems import list_item_said
-from benchrun.compose.showpackage import show_packages_as_yaml
 from benchrun.compose.takeback import forget_hydra_copies
 from benchrun.console import output
 from benchrun.core.errors import (
@@ -61,7 +60,6 @@ HYDRA_CODE = tuple(str(Path(package.__file__).parent) + os.sep for package in (h
 """Where Hydra's own modules are (its core plugins, the basic sweeper and launcher, among them), and OmegaConf's,
 which Hydra composes the config with."""
 
-show_packages_as_yaml()
 register_with_hydra()  # at import, so launchers' worker processes (joblib, submitit) resolve conf/ too
 
 
