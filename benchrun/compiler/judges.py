@@ -15,7 +15,7 @@ from benchrun.compiler.sources import TaskSpec
 from benchrun.core.errors import BenchrunError, TaskError
 from benchrun.core.keys import unknown_key
 from benchrun.core.layout import RESERVED_SCORERS
-from benchrun.core.manifest import FormatSpec, JudgeSpec, ScorerSpec, TaskEntry, grade_key
+from benchrun.core.manifest import RUBRIC_RENDERING, FormatSpec, JudgeSpec, ScorerSpec, TaskEntry, grade_key
 from benchrun.core.metricvalue import MAX_METRIC, in_bounds
 from benchrun.core.text import names_listed
 from benchrun.core.yamlfile import load_yaml
@@ -51,7 +51,8 @@ def where(index: int, key: str) -> dict[str, str]:
 def judge_spec(raw: Mapping[str, Any], index: int, fmt: FormatSpec) -> JudgeSpec:
     """One judge compiled, in the format `fmt` (its class's schema), its grade field and scores checked against it."""
     scores = _scores(raw, fmt.json_schema, index)
-    return JudgeSpec(name=raw["name"], rubric=raw["rubric"], format=fmt, score=raw["score"], scores=scores)
+    return JudgeSpec(name=raw["name"], rubric=raw["rubric"], format=fmt, score=raw["score"], scores=scores,
+                     render=RUBRIC_RENDERING)
 
 
 def _scores(raw: Mapping[str, Any], schema: dict[str, Any], index: int) -> dict[str, int | float] | None:
