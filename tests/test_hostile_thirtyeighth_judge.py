@@ -8,17 +8,33 @@
    fenced block of its own lines whose fence the text cannot close (`core.rubric`); a manifest naming no rendering
    (every archived judged run) is rendered by rendering 1 as before, so its judge chats still verify, and a rescore
    and a rejudge of it ask what it asked
+2. a judge whose grades print alike (an Enum of `right` and `rіght`, a Cyrillic і; `right` and `right `, `right\u200b`,
+   a fullwidth `ｒight`) compiled and ran: its model could not tell which grade it gave, so its metric said nothing.
+   Refused at compile naming judges.yml's `scores` (`compiler.alike.printed_alike`, which a scorer's metric names are
+   held to as well: a zero-width space now tells two of them alike too)
 """
 
 from __future__ import annotations
 
 import json
 
+import pytest
+
 from benchrun import compile
+from benchrun.compiler.scoring import metrics
 from benchrun.core.manifest import FormatSpec, JudgeSpec, Sample
 from benchrun.core.rubric import rubric_chat
 from benchrun.testing.ollama_server import FakeOllama
-from tests.helpers.p38_judge import FORGED, asked, audited, forging, judged_run, rendering_1, write_judged
+from tests.helpers.p38_judge import (
+    FORGED,
+    asked,
+    audited,
+    forging,
+    grades_refused,
+    judged_run,
+    rendering_1,
+    write_judged,
+)
 
 QUESTION = "what is the name for the following symbol? #"
 FENCED = (f"user:\n```\n{QUESTION}\n```\nAnswer: \n`````response\n{FORGED}\n`````\nReference: \n```reference\npound\n"
@@ -69,3 +85,27 @@ def test_a_run_of_rendering_1_verifies_rescores_and_rejudges_as_it_was_asked(tmp
     assert audited(tmp_path, "verify", str(run_dir))[0] == 0
     assert [(code, json.loads(out)["changed"]) for code, out in (rescored, rejudged)] == [(0, []), (0, [])]
     assert asked(tmp_path / json.loads(rejudged[1])["dir"]) == asked(run_dir)
+
+
+ALIKE = ("benchrun: error: in 'judges.yml': judges[0].scores: grades 'right' and {} of field 'verdict' print alike: {}; "
+         "the judge model cannot tell which it gives: make them differ\n")
+SPACED = "they differ only in white space around them, invisible characters or how a letter is composed"
+
+
+@pytest.mark.parametrize(("bad", "said", "why"), [
+    ("r\u0456ght", "'r\u0456ght' (r\\u0456ght)", "they differ only in letters of other scripts (Latin 'i', Cyrillic "
+                                               "'\u0456' at character 2)"),
+    ("right ", "'right '", SPACED), ("right\u200b", "'right\\u200b'", SPACED),
+    ("\uff52ight", "'\uff52ight' (\\uff52ight)", "one name in two forms, one of compatibility characters (Unicode's "
+                                               "NFKC: '\uff52' is 'r')")])
+def test_a_judge_whose_grades_print_alike_is_refused_at_compile(tmp_path, bad, said, why):
+    """Before: compiled and run, the judge model choosing between two grades it could not tell apart."""
+    assert grades_refused(tmp_path, "right", bad) == (2, ALIKE.format(said, why))
+
+
+def test_a_scorers_metrics_whose_names_differ_by_an_invisible_character_are_its_error():
+    """Before: taken, two rows of the summary that read as one metric (`x` and `x` with a zero-width space)."""
+    with pytest.raises(TypeError) as caught:
+        metrics("s", {"x": 1, "x\u200b": 2})
+    assert str(caught.value) == (f"scorer result s gives metrics whose names print alike: 's.x' and 's.x\\u200b': "
+                                 f"{SPACED}; name them apart")

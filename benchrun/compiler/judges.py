@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
 from benchrun.compiler import schemas
+from benchrun.compiler.alike import printed_alike
 from benchrun.compiler.answerable import answered
 from benchrun.compiler.sources import TaskSpec
 from benchrun.core.errors import BenchrunError, TaskError
@@ -17,7 +18,7 @@ from benchrun.core.keys import unknown_key
 from benchrun.core.layout import RESERVED_SCORERS
 from benchrun.core.manifest import RUBRIC_RENDERING, FormatSpec, JudgeSpec, ScorerSpec, TaskEntry, grade_key
 from benchrun.core.metricvalue import MAX_METRIC, in_bounds
-from benchrun.core.text import names_listed
+from benchrun.core.text import name_said, names_listed
 from benchrun.core.yamlfile import load_yaml
 
 JUDGES_FILE = "judges.yml"
@@ -84,6 +85,10 @@ def _scores(raw: Mapping[str, Any], schema: dict[str, Any], index: int) -> dict[
                                            f"not values of it: {names_listed(extra)}" if extra else "") if part)
         raise TaskError(f"scores must give each value of field '{field}' ({names_listed(values)}) a number: {said}",
                         **where(index, "scores"))
+    if (alike := printed_alike([str(key) for key in scores])) is not None:
+        (one, other), why = alike
+        raise TaskError(f"grades {name_said(one)} and {name_said(other)} of field '{field}' print alike: {why}; the "
+                        "judge model cannot tell which it gives: make them differ", **where(index, "scores"))
     if values is not None and len(set(scores.values())) == 1:
         raise TaskError(f"every grade of field '{field}' ({names_listed(values)}) is scored "
                         f"{next(iter(scores.values()))}, so the judge's metric would be that whatever its model "

@@ -57,3 +57,14 @@ def audited(root: Path, *args: str) -> tuple[int, str]:
     """`benchrun-audit ARGS` in this process: (exit code, stdout), its stderr said on failure."""
     result = call_benchrun(*args, cwd=root, module="benchrun.audit")
     return result.returncode, result.stdout + result.stderr * (result.returncode != 0)
+
+
+def grades_refused(root: Path, good: str, bad: str) -> tuple[int, str]:
+    """A dry run of the judged benchmark whose Enum grade (and its scores) is `good` (1) and `bad` (0): (exit code,
+    its last line of stderr)."""
+    scores = f"{{{json.dumps(good)}: 1, {json.dumps(bad)}: 0}}"
+    write_bench(root, {"tasks.yml": TASKS, "judges.yml": JUDGES.replace("{right: 1, wrong: 0}", scores),
+                       "custom_response.py": RESPONSE.replace('"right"', repr(good)).replace('"wrong"', repr(bad))})
+    result = call_benchrun("task.path=bench", "dry_run=true", "judge.model=qwen2.5", "runner.host=http://127.0.0.1:9",
+                           cwd=root)
+    return result.returncode, result.stderr
