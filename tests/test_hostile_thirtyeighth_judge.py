@@ -12,6 +12,8 @@
    a fullwidth `ｒight`) compiled and ran: its model could not tell which grade it gave, so its metric said nothing.
    Refused at compile naming judges.yml's `scores` (`compiler.alike.printed_alike`, which a scorer's metric names are
    held to as well: a zero-width space now tells two of them alike too)
+3. a rubric of any size compiled (4.8 MB: every judge call sent it, and judgements.jsonl kept it whole in each call's
+   line, 14 MB for three answers): held to task.max_prompt_chars as a task's prompt is (`compiler.judges.judge_spec`)
 """
 
 from __future__ import annotations
@@ -25,10 +27,12 @@ from benchrun.compiler.scoring import metrics
 from benchrun.core.manifest import FormatSpec, JudgeSpec, Sample
 from benchrun.core.rubric import rubric_chat
 from benchrun.testing.ollama_server import FakeOllama
+from tests.helpers.judges import JUDGES, RESPONSE, RUBRIC
 from tests.helpers.p38_judge import (
     FORGED,
     asked,
     audited,
+    dry_run,
     forging,
     grades_refused,
     judged_run,
@@ -109,3 +113,12 @@ def test_a_scorers_metrics_whose_names_differ_by_an_invisible_character_are_its_
         metrics("s", {"x": 1, "x\u200b": 2})
     assert str(caught.value) == (f"scorer result s gives metrics whose names print alike: 's.x' and 's.x\\u200b': "
                                  f"{SPACED}; name them apart")
+
+
+def test_a_rubric_longer_than_a_prompt_may_be_is_refused_at_compile(tmp_path):
+    """Before: compiled and run, each judge call sending the rubric and each call's line keeping it whole."""
+    judges = JUDGES.replace(json.dumps(RUBRIC), json.dumps(RUBRIC + "x" * (100_001 - len(RUBRIC))))
+    assert dry_run(tmp_path, judges) == (2, "benchrun: error: in 'judges.yml': judges[0].rubric: the rubric has 100,001 "
+                                            "characters, more than task.max_prompt_chars (100,000): each judge call "
+                                            "sends it, and each call's line in judgements.jsonl keeps it whole\n")
+    assert dry_run(tmp_path, judges, RESPONSE, "task.max_prompt_chars=100001")[0] == 0

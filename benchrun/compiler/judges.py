@@ -49,8 +49,14 @@ def where(index: int, key: str) -> dict[str, str]:
     return {"file": JUDGES_FILE, "key": f"judges[{index}].{key}"}
 
 
-def judge_spec(raw: Mapping[str, Any], index: int, fmt: FormatSpec) -> JudgeSpec:
-    """One judge compiled, in the format `fmt` (its class's schema), its grade field and scores checked against it."""
+def judge_spec(raw: Mapping[str, Any], index: int, fmt: FormatSpec, max_chars: int) -> JudgeSpec:
+    """One judge compiled, in the format `fmt` (its class's schema), its grade field and scores checked against it,
+    its rubric's own text held to `max_chars` (task.max_prompt_chars) as a task's prompt is: every call sends it, and
+    the archive keeps it whole in each call's line."""
+    if (size := len(raw["rubric"])) > max_chars:
+        raise TaskError(f"the rubric has {size:,} characters, more than task.max_prompt_chars ({max_chars:,}): each "
+                        "judge call sends it, and each call's line in judgements.jsonl keeps it whole",
+                        **where(index, "rubric"))
     scores = _scores(raw, fmt.json_schema, index)
     return JudgeSpec(name=raw["name"], rubric=raw["rubric"], format=fmt, score=raw["score"], scores=scores,
                      render=RUBRIC_RENDERING)
@@ -202,9 +208,10 @@ def refuse_metric_clashes(tasks: Iterable[TaskEntry], plan: Mapping[str, Iterabl
 
 
 def compile_judges(bench: Path, specs: list[TaskSpec], scorers: list[tuple[ScorerSpec, ...]],
-                   format_of: Callable[[str, dict[str, str]], FormatSpec]) -> tuple[JudgeSpec, ...]:
+                   format_of: Callable[[str, dict[str, str]], FormatSpec], max_chars: int) -> tuple[JudgeSpec, ...]:
     """The judges the tasks `specs` name (with their compiled `scorers`), in judges.yml's order, each checked
-    against every task that names it; `format_of(name, where)` compiles a response class."""
+    against every task that names it; `format_of(name, where)` compiles a response class; a rubric is held to
+    `max_chars`."""
     raw = read_judges(bench)
     defined = {judge["name"]: (index, judge) for index, judge in enumerate(raw)}
     used: dict[str, JudgeSpec] = {}
@@ -216,7 +223,7 @@ def compile_judges(bench: Path, specs: list[TaskSpec], scorers: list[tuple[Score
                 raise TaskError(why, **spec.where("judge"))
             index, judge = defined[name]
             if name not in used:
-                used[name] = judge_spec(judge, index, format_of(judge["format"], where(index, "format")))
+                used[name] = judge_spec(judge, index, format_of(judge["format"], where(index, "format")), max_chars)
             check_rubric(used[name], index, spec.name, list(spec.values), spec.reference == "calculated")
             clash = metric_clash(name, [scorer.name for scorer in task_scorers])
             if clash is not None:

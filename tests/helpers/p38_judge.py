@@ -61,10 +61,16 @@ def audited(root: Path, *args: str) -> tuple[int, str]:
 
 def grades_refused(root: Path, good: str, bad: str) -> tuple[int, str]:
     """A dry run of the judged benchmark whose Enum grade (and its scores) is `good` (1) and `bad` (0): (exit code,
-    its last line of stderr)."""
+    stderr)."""
     scores = f"{{{json.dumps(good)}: 1, {json.dumps(bad)}: 0}}"
-    write_bench(root, {"tasks.yml": TASKS, "judges.yml": JUDGES.replace("{right: 1, wrong: 0}", scores),
-                       "custom_response.py": RESPONSE.replace('"right"', repr(good)).replace('"wrong"', repr(bad))})
+    return dry_run(root, JUDGES.replace("{right: 1, wrong: 0}", scores),
+                   RESPONSE.replace('"right"', repr(good)).replace('"wrong"', repr(bad)))
+
+
+def dry_run(root: Path, judges: str, response: str = RESPONSE, *args: str) -> tuple[int, str]:
+    """A dry run of the symbol task with `judges` (judges.yml) and `response` (custom_response.py): (exit code,
+    stderr)."""
+    write_bench(root, {"tasks.yml": TASKS, "judges.yml": judges, "custom_response.py": response})
     result = call_benchrun("task.path=bench", "dry_run=true", "judge.model=qwen2.5", "runner.host=http://127.0.0.1:9",
-                           cwd=root)
+                           *args, cwd=root)
     return result.returncode, result.stderr
