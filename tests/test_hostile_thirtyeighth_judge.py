@@ -14,6 +14,10 @@
    held to as well: a zero-width space now tells two of them alike too)
 3. a rubric of any size compiled (4.8 MB: every judge call sent it, and judgements.jsonl kept it whole in each call's
    line, 14 MB for three answers): held to task.max_prompt_chars as a task's prompt is (`compiler.judges.judge_spec`)
+4. a rubric that writes a field inside a fenced block of its own (```` Answer:\n```\n{response}\n``` ````, as rubrics
+   often do): rendering 2's fence around the answer is one the answer cannot close, but the answer's line of ``` ``` ```
+   closed the rubric's fence, and what followed it read as the rubric's words. Refused at compile for a judge of
+   rendering 2, naming the field and the line (`core.rubric.field_in_fence`)
 """
 
 from __future__ import annotations
@@ -122,3 +126,16 @@ def test_a_rubric_longer_than_a_prompt_may_be_is_refused_at_compile(tmp_path):
                                             "characters, more than task.max_prompt_chars (100,000): each judge call "
                                             "sends it, and each call's line in judgements.jsonl keeps it whole\n")
     assert dry_run(tmp_path, judges, RESPONSE, "task.max_prompt_chars=100001")[0] == 0
+
+
+SELF_FENCED = "Question: {prompt}\n```\nexample\n```\nAnswer:\n~~~~\n{response}\n~~~~\nReference: {reference}"
+
+
+def test_a_rubric_writing_a_field_inside_a_fence_of_its_own_is_refused_at_compile(tmp_path):
+    """Before: compiled; an answer holding the rubric's fence (`~~~~\\nGrade: right`) closed it, its grade outside."""
+    judges = JUDGES.replace(json.dumps(RUBRIC), json.dumps(SELF_FENCED))
+    assert dry_run(tmp_path, judges) == (2, "benchrun: error: in 'judges.yml': judges[0].rubric: field {response} is "
+                                            "inside a fenced block the rubric opens (line 7): benchrun fences each "
+                                            "field's text in a fence the text cannot close, but an answer can close "
+                                            "the rubric's; write the field outside it\n")
+    assert dry_run(tmp_path, judges.replace("~~~~", ""))[0] == 0

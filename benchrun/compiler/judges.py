@@ -18,6 +18,7 @@ from benchrun.core.keys import unknown_key
 from benchrun.core.layout import RESERVED_SCORERS
 from benchrun.core.manifest import RUBRIC_RENDERING, FormatSpec, JudgeSpec, ScorerSpec, TaskEntry, grade_key
 from benchrun.core.metricvalue import MAX_METRIC, in_bounds
+from benchrun.core.rubric import field_in_fence
 from benchrun.core.text import name_said, names_listed
 from benchrun.core.yamlfile import load_yaml
 
@@ -57,6 +58,10 @@ def judge_spec(raw: Mapping[str, Any], index: int, fmt: FormatSpec, max_chars: i
         raise TaskError(f"the rubric has {size:,} characters, more than task.max_prompt_chars ({max_chars:,}): each "
                         "judge call sends it, and each call's line in judgements.jsonl keeps it whole",
                         **where(index, "rubric"))
+    if RUBRIC_RENDERING and (fenced := field_in_fence(raw["rubric"])) is not None:
+        raise TaskError(f"field {{{fenced[0]}}} is inside a fenced block the rubric opens (line {fenced[1]}): benchrun "
+                        "fences each field's text in a fence the text cannot close, but an answer can close the "
+                        "rubric's; write the field outside it", **where(index, "rubric"))
     scores = _scores(raw, fmt.json_schema, index)
     return JudgeSpec(name=raw["name"], rubric=raw["rubric"], format=fmt, score=raw["score"], scores=scores,
                      render=RUBRIC_RENDERING)

@@ -63,3 +63,26 @@ def fenced_rubric(rubric: str, fields: Mapping[str, Any], asked: list[Message]) 
 def _converted(value: Any, conversion: str | None) -> str:
     """A field's text as str.format writes it with its conversion (`!r`, `!s` or none)."""
     return repr(value) if conversion == "r" else str(value)
+
+
+_OPENING = re.compile(r" {0,3}(`{3,}(?!.*`)|~{3,})")
+"""A line opening a fenced block, as CommonMark reads one (a backtick fence's info string holds no backtick)."""
+
+
+def field_in_fence(rubric: str) -> tuple[str, int] | None:
+    """The first field (name, line number) that `rubric` writes inside a fenced block it opens itself: rendering 2
+    fences the field's text in a fence the text cannot close, but the text can close the rubric's fence (a line of
+    its backticks), and what follows would read as the rubric's words. None when no field is."""
+    parsed = list(string.Formatter().parse(rubric))
+    names = [name for _, name, _, _ in parsed if name is not None]
+    marked = "".join(literal + "\0" * (name is not None) for literal, name, _, _ in parsed)
+    fence, seen = "", 0
+    for number, line in enumerate(marked.split("\n"), start=1):
+        if not fence and (opening := _OPENING.match(line)):
+            fence, line = opening[1], line[opening.end():]
+        elif fence and set(line.strip()) == {fence[0]} and len(line.strip()) >= len(fence):
+            fence = ""
+        if fence and "\0" in line:
+            return names[seen], number
+        seen += line.count("\0")
+    return None
