@@ -95,8 +95,8 @@ def test_a_run_of_rendering_1_verifies_rescores_and_rejudges_as_it_was_asked(tmp
     assert asked(tmp_path / json.loads(rejudged[1])["dir"]) == asked(run_dir)
 
 
-ALIKE = ("benchrun: error: in 'judges.yml': judges[0].scores: grades 'right' and {} of field 'verdict' print alike: {}; "
-         "the judge model cannot tell which it gives: make them differ\n")
+ALIKE = ("benchrun: error: in 'judges.yml': judges[0].scores: grades 'right' and {} of field 'verdict' print alike: "
+         "{}; the judge model cannot tell which it gives: make them differ\n")
 SPACED = "they differ only in white space around them, invisible characters or how a letter is composed"
 
 
@@ -122,9 +122,9 @@ def test_a_scorers_metrics_whose_names_differ_by_an_invisible_character_are_its_
 def test_a_rubric_longer_than_a_prompt_may_be_is_refused_at_compile(tmp_path):
     """Before: compiled and run, each judge call sending the rubric and each call's line keeping it whole."""
     judges = JUDGES.replace(json.dumps(RUBRIC), json.dumps(RUBRIC + "x" * (100_001 - len(RUBRIC))))
-    assert dry_run(tmp_path, judges) == (2, "benchrun: error: in 'judges.yml': judges[0].rubric: the rubric has 100,001 "
-                                            "characters, more than task.max_prompt_chars (100,000): each judge call "
-                                            "sends it, and each call's line in judgements.jsonl keeps it whole\n")
+    assert dry_run(tmp_path, judges) == (2, "benchrun: error: in 'judges.yml': judges[0].rubric: the rubric has "
+                                            "100,001 characters, more than task.max_prompt_chars (100,000): each judge "
+                                            "call sends it, and each call's line in judgements.jsonl keeps it whole\n")
     assert dry_run(tmp_path, judges, RESPONSE, "task.max_prompt_chars=100001")[0] == 0
 
 

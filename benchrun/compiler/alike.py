@@ -36,10 +36,10 @@ def printed_alike(names: list[str]) -> tuple[tuple[str, str], str] | None:
     and not), or as `first_alike` finds (`a` and a Cyrillic `а`); None if no two do."""
     seen: dict[str, str] = {}
     for name in names:
-        shown = unicodedata.normalize("NFC", "".join(char for char in name.strip() if unicodedata.category(char) != "Cf"))
-        if (earlier := seen.setdefault(shown, name)) != name:
-            return (earlier, name), ("they differ only in white space around them, invisible characters or how a letter "
-                                     "is composed")
+        shown = "".join(char for char in name.strip() if unicodedata.category(char) != "Cf")
+        if (earlier := seen.setdefault(unicodedata.normalize("NFC", shown), name)) != name:
+            return (earlier, name), ("they differ only in white space around them, invisible characters or how a "
+                                     "letter is composed")
     found = first_alike(list(seen))
     return None if found is None else ((seen[found[0][0]], seen[found[0][1]]), found[1])
 
