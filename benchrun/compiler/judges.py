@@ -52,19 +52,24 @@ def where(index: int, key: str) -> dict[str, str]:
 
 def judge_spec(raw: Mapping[str, Any], index: int, fmt: FormatSpec, max_chars: int) -> JudgeSpec:
     """One judge compiled, in the format `fmt` (its class's schema), its grade field and scores checked against it,
-    its rubric's own text held to `max_chars` (task.max_prompt_chars) as a task's prompt is: every call sends it, and
-    the archive keeps it whole in each call's line."""
-    if (size := len(raw["rubric"])) > max_chars:
-        raise TaskError(f"the rubric has {size:,} characters, more than task.max_prompt_chars ({max_chars:,}): each "
-                        "judge call sends it, and each call's line in judgements.jsonl keeps it whole",
-                        **where(index, "rubric"))
-    if RUBRIC_RENDERING and (fenced := field_in_fence(raw["rubric"])) is not None:
-        raise TaskError(f"field {{{fenced[0]}}} is inside a fenced block the rubric opens (line {fenced[1]}): benchrun "
-                        "fences each field's text in a fence the text cannot close, but an answer can close the "
-                        "rubric's; write the field outside it", **where(index, "rubric"))
+    its rubric against `max_chars` (`_check_rubric_text`)."""
+    _check_rubric_text(raw["rubric"], index, max_chars)
     scores = _scores(raw, fmt.json_schema, index)
     return JudgeSpec(name=raw["name"], rubric=raw["rubric"], format=fmt, score=raw["score"], scores=scores,
                      render=RUBRIC_RENDERING)
+
+
+def _check_rubric_text(rubric: str, index: int, max_chars: int) -> None:
+    """A rubric is held to `max_chars` (task.max_prompt_chars) as a task's prompt is: every call sends it, and the
+    archive keeps it whole in each call's line; and (rendering 2) it writes no field inside a fence of its own."""
+    if len(rubric) > max_chars:
+        raise TaskError(f"the rubric has {len(rubric):,} characters, more than task.max_prompt_chars ({max_chars:,}): "
+                        "each judge call sends it, and each call's line in judgements.jsonl keeps it whole",
+                        **where(index, "rubric"))
+    if RUBRIC_RENDERING and (fenced := field_in_fence(rubric)) is not None:
+        raise TaskError(f"field {{{fenced[0]}}} is inside a fenced block the rubric opens (line {fenced[1]}): benchrun "
+                        "fences each field's text in a fence the text cannot close, but an answer can close the "
+                        "rubric's; write the field outside it", **where(index, "rubric"))
 
 
 def _scores(raw: Mapping[str, Any], schema: dict[str, Any], index: int) -> dict[str, int | float] | None:
