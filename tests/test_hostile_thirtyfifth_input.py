@@ -198,9 +198,10 @@ def test_a_servers_url_of_port_0_is_refused(tmp_path, monkeypatch, host):
 
 
 @pytest.mark.parametrize(("result", "said"), [
-    ({"x ": 1, "x": 2}, "'s.x ' and 's.x' differ only in whitespace around them or in how a letter is composed"),
-    ({"\u00e9": 1, "e\u0301": 2}, "'s.\u00e9' and 's.e\u0301' differ only in whitespace around them or in how a letter "
-                                   "is composed"),
+    ({"x ": 1, "x": 2}, "'s.x ' and 's.x': they differ only in white space around them, invisible characters or how a "
+                        "letter is composed"),
+    ({"\u00e9": 1, "e\u0301": 2}, "'s.\u00e9' and 's.e\u0301': they differ only in white space around them, invisible "
+                                   "characters or how a letter is composed"),
     ({"a": 1, "\u0430": 2}, "'s.a' and 's.\u0430': they differ only in letters of other scripts (Latin 'a', Cyrillic "
                             "'\u0430' at character 3)")])
 def test_a_scorers_metrics_whose_names_print_alike_are_its_error(result, said):

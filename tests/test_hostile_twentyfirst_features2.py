@@ -37,6 +37,7 @@ import pytest
 from benchrun.compiler.scoring import contains
 from benchrun.core.errors import EXIT
 from benchrun.testing.ollama_server import FakeOllama
+from benchrun.testing.oracle import fenced_fields
 from tests.helpers.archives import read_jsonl
 from tests.helpers.benchfiles import write_bench
 from tests.helpers.commands import bench_run, call_benchrun, run_dir_of
@@ -158,8 +159,9 @@ def test_a_judge_grading_with_whole_float_values_is_graded(tmp_path):
     write_bench(tmp_path, files)
 
     def respond(req) -> str:
-        last = req.prompt.split()[-1]
-        return f'{{"grade": {grades[last]}}}' if req.prompt.startswith("grade") else json.dumps({"answer": last})
+        if req.prompt.startswith("grade"):
+            return f'{{"grade": {grades[fenced_fields(req.prompt)["reference"]]}}}'
+        return json.dumps({"answer": req.prompt.split()[-1]})
     with FakeOllama(models=["llama3.2", "qwen2.5"], responder=respond) as server:
         result = bench_run(tmp_path, server.url, "task.path=bench", "cache=false", "judge.model=qwen2.5")
     assert result.returncode == EXIT["ok"], result.stderr

@@ -57,6 +57,7 @@ from benchrun.core.errors import EXIT
 from benchrun.testing.inprocess import child_env
 from benchrun.testing.lab import Lab, line_count, wait_for
 from benchrun.testing.ollama_server import ChatRequest, FakeOllama, Reply
+from benchrun.testing.oracle import fenced_fields
 from benchrun.testing.small_disk import can_mount, small_disk
 from tests.helpers.archives import read_jsonl
 from tests.helpers.benchfiles import write_bench
@@ -121,8 +122,8 @@ def test_a_broken_judges_failures_before_it_failed_fast_are_graded_by_the_resume
 
 def test_a_judges_failures_of_its_own_answers_are_recorded_as_the_run_goes_and_as_it_ends(tmp_path):
     def judging(req: ChatRequest) -> Reply | str:
-        failing = req.model.startswith("qwen2.5") and req.prompt.startswith(("Question: name 1\n", "Question: name 2\n",
-                                                                             "Question: name 8\n"))
+        failing = req.model.startswith("qwen2.5") and fenced_fields(req.prompt)["prompt"] in ("name 1", "name 2",
+                                                                                               "name 8")
         return BOOM if failing else right(req)
 
     with FakeOllama(models=["llama3.2", "qwen2.5"], responder=judging) as server:
@@ -174,7 +175,7 @@ def test_a_judge_calls_time_is_its_own_not_its_wait_for_a_turn(tmp_path):
 
     def judging(req: ChatRequest) -> str:
         if not held:  # the first call held until every other answer's judge call waits for its turn
-            held.append(req.prompt.split("\n")[0].replace("Question: name ", "symbol:n="))
+            held.append(fenced_fields(req.prompt)["prompt"].replace("name ", "symbol:n="))
             first.wait(60)
         return right(req)
 

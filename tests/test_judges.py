@@ -55,8 +55,9 @@ def test_a_judge_grades_every_answer_and_each_call_is_archived(tmp_path, server)
     assert [(c["id"], c["judge"], c["judge_repeat"], c["grade"], c["value"], c["error"]) for c in calls] == [
         ("symbol:symb=@", "names", 0, "right", 1, None), ("symbol:symb=$", "names", 0, "right", 1, None),
         ("symbol:symb=#", "names", 0, "wrong", 0, None)]
-    assert calls[2]["messages"] == [{"role": "user", "content": RUBRIC.format(
-        prompt="what is the name for the following symbol? #", response='{"answer": "hash"}', reference="pound")}]
+    assert calls[2]["messages"] == [{"role": "user", "content": (
+        "Question: \n```prompt\nwhat is the name for the following symbol? #\n```\nAnswer: \n```response\n"
+        '{"answer": "hash"}\n```\nReference: \n```reference\npound\n```\nDoes the answer name the reference?\n')}]
     assert calls[2]["reply"] == '{"verdict": "wrong"}'
     [sent] = [r for r in judge_requests(server) if r["messages"] == calls[2]["messages"]]
     assert (sent["options"], sent["format"]["title"]) == ({"temperature": 0, "seed": 0}, "Verdict")
@@ -325,7 +326,7 @@ def test_a_dry_run_counts_the_judge_calls_beside_the_model_calls(tmp_path):
 
 
 def test_a_rubric_can_show_the_judge_the_whole_chat_the_model_was_asked(tmp_path, server):
-    """`{chat}`: the system prompt and few-shot turns before the question, each turn `role: text`."""
+    """`{chat}`: the system prompt and few-shot turns before the question, each turn its role, then its text fenced."""
     tasks = TASKS.replace("  judge: names\n", "  judge: names\n  system: Answer in one word.\n  fewshot:\n"
                           "    - {user: 'what is the name for the following symbol? &', assistant: ampersand}\n")
     judges = JUDGES.replace(json.dumps(RUBRIC), json.dumps("{chat}\nAnswer: {response}\nReference: {reference}"))
@@ -335,8 +336,9 @@ def test_a_rubric_can_show_the_judge_the_whole_chat_the_model_was_asked(tmp_path
     assert result.returncode == EXIT["ok"], result.stderr
     calls = read_jsonl(run_dir_of(result.stdout) / "judgements.jsonl")
     assert calls[2]["messages"] == [{"role": "user", "content": (
-        "system: Answer in one word.\n\nuser: what is the name for the following symbol? &\n\nassistant: ampersand"
-        "\n\nuser: what is the name for the following symbol? #\nAnswer: {\"answer\": \"hash\"}\nReference: pound")}]
+        "system:\n```\nAnswer in one word.\n```\n\nuser:\n```\nwhat is the name for the following symbol? &\n```"
+        "\n\nassistant:\n```\nampersand\n```\n\nuser:\n```\nwhat is the name for the following symbol? #\n```\n"
+        "Answer: \n```response\n{\"answer\": \"hash\"}\n```\nReference: \n```reference\npound\n```")}]
 
 
 def test_a_judge_call_past_the_judges_own_limits_names_the_judges_key(tmp_path):

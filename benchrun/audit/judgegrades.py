@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Iterable
 
 from benchrun.core.manifest import Manifest, Sample
 from benchrun.core.records import ErrorInfo, JudgementRecord, ResponseRecord, ScoreRecord, answer_name
+from benchrun.core.rubric import rubric_chat
 from benchrun.core.text import NotJSON, json_value
 
 if TYPE_CHECKING:
@@ -49,8 +50,6 @@ class JudgeGrades:
     def response(self, response: ResponseRecord) -> None:
         """The digest of what each judge of the answer's task is asked of `response` (its rubric rendered for it), kept
         to check the answer's judge calls' chats against: a few bytes an answer, not its text."""
-        from benchrun.execute.judging import rubric_chat  # verify's alone
-
         if response.text is None or (sample := self._samples.get(response.id)) is None:
             return
         for judge in self.manifest.task(sample.task).judges:

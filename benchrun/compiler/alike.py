@@ -30,6 +30,20 @@ def look_alike(one: str, other: str) -> str | None:
             f"'{b}' at character {at + 1})")
 
 
+def printed_alike(names: list[str]) -> tuple[tuple[str, str], str] | None:
+    """Two of `names` that print alike, and why: one text but for white space around it, invisible characters (a
+    zero-width space: Unicode's category Cf) or how a letter is composed (`x` and `x `, `x` and `x\u200b`, `é` composed
+    and not), or as `first_alike` finds (`a` and a Cyrillic `а`); None if no two do."""
+    seen: dict[str, str] = {}
+    for name in names:
+        shown = "".join(char for char in name.strip() if unicodedata.category(char) != "Cf")
+        if (earlier := seen.setdefault(unicodedata.normalize("NFC", shown), name)) != name:
+            return (earlier, name), ("they differ only in white space around them, invisible characters or how a "
+                                     "letter is composed")
+    found = first_alike(list(seen))
+    return None if found is None else ((seen[found[0][0]], seen[found[0][1]]), found[1])
+
+
 Scripts = tuple[str | None, ...]
 """The script of each character of a name (None for one that is no letter)."""
 

@@ -10,14 +10,16 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
 from benchrun.compiler import schemas
+from benchrun.compiler.alike import printed_alike
 from benchrun.compiler.answerable import answered
 from benchrun.compiler.sources import TaskSpec
 from benchrun.core.errors import BenchrunError, TaskError
 from benchrun.core.keys import unknown_key
 from benchrun.core.layout import RESERVED_SCORERS
-from benchrun.core.manifest import FormatSpec, JudgeSpec, ScorerSpec, TaskEntry, grade_key
+from benchrun.core.manifest import RUBRIC_RENDERING, FormatSpec, JudgeSpec, ScorerSpec, TaskEntry, grade_key
 from benchrun.core.metricvalue import MAX_METRIC, in_bounds
-from benchrun.core.text import names_listed
+from benchrun.core.rubric import field_in_fence
+from benchrun.core.text import name_said, names_listed
 from benchrun.core.yamlfile import load_yaml
 
 JUDGES_FILE = "judges.yml"
@@ -48,10 +50,26 @@ def where(index: int, key: str) -> dict[str, str]:
     return {"file": JUDGES_FILE, "key": f"judges[{index}].{key}"}
 
 
-def judge_spec(raw: Mapping[str, Any], index: int, fmt: FormatSpec) -> JudgeSpec:
-    """One judge compiled, in the format `fmt` (its class's schema), its grade field and scores checked against it."""
+def judge_spec(raw: Mapping[str, Any], index: int, fmt: FormatSpec, max_chars: int) -> JudgeSpec:
+    """One judge compiled, in the format `fmt` (its class's schema), its grade field and scores checked against it,
+    its rubric against `max_chars` (`_check_rubric_text`)."""
+    _check_rubric_text(raw["rubric"], index, max_chars)
     scores = _scores(raw, fmt.json_schema, index)
-    return JudgeSpec(name=raw["name"], rubric=raw["rubric"], format=fmt, score=raw["score"], scores=scores)
+    return JudgeSpec(name=raw["name"], rubric=raw["rubric"], format=fmt, score=raw["score"], scores=scores,
+                     render=RUBRIC_RENDERING)
+
+
+def _check_rubric_text(rubric: str, index: int, max_chars: int) -> None:
+    """A rubric is held to `max_chars` (task.max_prompt_chars) as a task's prompt is: every call sends it, and the
+    archive keeps it whole in each call's line; and (rendering 2) it writes no field inside a fence of its own."""
+    if len(rubric) > max_chars:
+        raise TaskError(f"the rubric has {len(rubric):,} characters, more than task.max_prompt_chars ({max_chars:,}): "
+                        "each judge call sends it, and each call's line in judgements.jsonl keeps it whole",
+                        **where(index, "rubric"))
+    if RUBRIC_RENDERING and (fenced := field_in_fence(rubric)) is not None:
+        raise TaskError(f"field {{{fenced[0]}}} is inside a fenced block the rubric opens (line {fenced[1]}): benchrun "
+                        "fences each field's text in a fence the text cannot close, but an answer can close the "
+                        "rubric's; write the field outside it", **where(index, "rubric"))
 
 
 def _scores(raw: Mapping[str, Any], schema: dict[str, Any], index: int) -> dict[str, int | float] | None:
@@ -83,6 +101,10 @@ def _scores(raw: Mapping[str, Any], schema: dict[str, Any], index: int) -> dict[
                                            f"not values of it: {names_listed(extra)}" if extra else "") if part)
         raise TaskError(f"scores must give each value of field '{field}' ({names_listed(values)}) a number: {said}",
                         **where(index, "scores"))
+    if (alike := printed_alike([str(key) for key in scores])) is not None:
+        (one, other), why = alike
+        raise TaskError(f"grades {name_said(one)} and {name_said(other)} of field '{field}' print alike: {why}; the "
+                        "judge model cannot tell which it gives: make them differ", **where(index, "scores"))
     if values is not None and len(set(scores.values())) == 1:
         raise TaskError(f"every grade of field '{field}' ({names_listed(values)}) is scored "
                         f"{next(iter(scores.values()))}, so the judge's metric would be that whatever its model "
@@ -196,9 +218,10 @@ def refuse_metric_clashes(tasks: Iterable[TaskEntry], plan: Mapping[str, Iterabl
 
 
 def compile_judges(bench: Path, specs: list[TaskSpec], scorers: list[tuple[ScorerSpec, ...]],
-                   format_of: Callable[[str, dict[str, str]], FormatSpec]) -> tuple[JudgeSpec, ...]:
+                   format_of: Callable[[str, dict[str, str]], FormatSpec], max_chars: int) -> tuple[JudgeSpec, ...]:
     """The judges the tasks `specs` name (with their compiled `scorers`), in judges.yml's order, each checked
-    against every task that names it; `format_of(name, where)` compiles a response class."""
+    against every task that names it; `format_of(name, where)` compiles a response class; a rubric is held to
+    `max_chars`."""
     raw = read_judges(bench)
     defined = {judge["name"]: (index, judge) for index, judge in enumerate(raw)}
     used: dict[str, JudgeSpec] = {}
@@ -210,7 +233,7 @@ def compile_judges(bench: Path, specs: list[TaskSpec], scorers: list[tuple[Score
                 raise TaskError(why, **spec.where("judge"))
             index, judge = defined[name]
             if name not in used:
-                used[name] = judge_spec(judge, index, format_of(judge["format"], where(index, "format")))
+                used[name] = judge_spec(judge, index, format_of(judge["format"], where(index, "format")), max_chars)
             check_rubric(used[name], index, spec.name, list(spec.values), spec.reference == "calculated")
             clash = metric_clash(name, [scorer.name for scorer in task_scorers])
             if clash is not None:

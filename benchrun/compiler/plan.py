@@ -100,7 +100,7 @@ def _compiled(cfg: Mapping[str, Any], cwd: Path | None) -> Plan:
         refuse_shown_answers(spec, turns, task_samples)
         samples.extend(task_samples)
     judges = compile_judges(bench, specs, [t.scorers for t in tasks],
-                            lambda name, where: format_spec(name, known_formats, where))
+                            lambda name, where: format_spec(name, known_formats, where), limits.max_prompt_chars)
     manifest = Manifest(
         benchmark=cfg["task"]["name"], config=manifest_config(cfg),
         files=source_files(bench, [*named, *local_modules(bench)], {**as_read, **imported}),

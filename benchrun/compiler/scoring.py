@@ -17,7 +17,7 @@ from numbers import Real
 from pathlib import Path
 from typing import Any, Callable
 
-from benchrun.compiler.alike import first_alike
+from benchrun.compiler.alike import printed_alike
 from benchrun.compiler.usercode import Digests, defined_here, import_file
 from benchrun.core.errors import TaskError
 from benchrun.core.layout import RESERVED_SCORERS
@@ -336,13 +336,9 @@ def metrics(name: str, result: Any) -> dict[str, Metric]:
 
 
 def _alike(names: list[str]) -> str | None:
-    """Why two metric names of one result print alike (`x` and `x `, `a` and Cyrillic `а`, `é` composed and not),
-    shown as one in the summary's table; None if no two do."""
-    seen: dict[str, str] = {}
-    for full in names:
-        if (earlier := seen.setdefault(unicodedata.normalize("NFC", full.strip()), full)) != full:
-            return f"{earlier!r} and {full!r} differ only in whitespace around them or in how a letter is composed"
-    found = first_alike(list(seen))
+    """Why two metric names of one result print alike (`alike.printed_alike`), shown as one in the summary's table;
+    None if no two do."""
+    found = printed_alike(names)
     return None if found is None else f"{found[0][0]!r} and {found[0][1]!r}: {found[1]}"
 
 

@@ -177,6 +177,10 @@ class Repeats(Frozen):
     """`vary`: repeat i is asked with seed + i; `same`: every repeat with the seed (no seed set: none is sent)."""
 
 
+RUBRIC_RENDERING = 2
+"""The rubric rendering a judge compiled now records (`JudgeSpec.render`)."""
+
+
 class JudgeSpec(Frozen):
     """A judge of judges.yml, as compiled: what the judge model is asked (the rubric, a str.format template over
     prompt, response, reference and the sample's values), the format it answers in, and how its grade is read."""
@@ -188,6 +192,9 @@ class JudgeSpec(Frozen):
     """The field of the format's answer that holds the grade."""
     scores: dict[str, int | float] | None = Field(None, exclude_if=_empty)
     """An Enum or string grade's numbers; None for a bool (1/0) or number grade."""
+    render: Literal[2] | None = Field(None, exclude_if=_empty)
+    """How the rubric is rendered for an answer (`core.rubric`): 2, each field fenced; None (left out, as every
+    manifest before rendering 2 was written, keeping its id) rendering 1, each field's text as it is."""
 
     def grade(self, reply: dict[str, Any]) -> int | float:
         """The number a reply (parsed, valid in the format) grades the answer: a bool 1 or 0, a number itself, an

@@ -24,6 +24,7 @@ from benchrun.core.manifest import JudgeSpec, Manifest, Message, Sample
 from benchrun.core.metricvalue import MAX_METRIC, in_bounds, number_shown
 from benchrun.core.records import Completion, ErrorInfo, JudgementRecord, ResponseRecord, ScoreRecord
 from benchrun.core.recordvalues import Served
+from benchrun.core.rubric import rubric_chat
 from benchrun.core.text import NotJSON, json_value
 from benchrun.execute.cache import CacheFailed, Entry, Repeat, RunCache
 from benchrun.execute.cachehit import whole_hit
@@ -37,16 +38,6 @@ if TYPE_CHECKING:  # a rescore from the archive alone asks no judge model: runne
 Key = tuple[str, int, str, int]
 """A judge call: (sample id, answer repeat, judge, judge repeat)."""
 INVALID = "JudgeReplyInvalid"
-
-
-def rubric_chat(spec: JudgeSpec, sample: Sample, response: str, asked: list[Message]) -> list[Message]:
-    """What the judge model is asked about `response` to `sample` (which was `asked` as this chat): its rubric,
-    rendered."""
-    reference = "" if sample.reference is None else sample.reference
-    text = reference if isinstance(reference, str) else json.dumps(reference, ensure_ascii=False)
-    chat = "\n\n".join(f"{turn['role']}: {turn['content']}" for turn in asked)
-    fields = {**sample.values, "prompt": sample.prompt, "response": response, "reference": text, "chat": chat}
-    return [{"role": "user", "content": spec.rubric.format_map(fields)}]
 
 
 def read_reply(spec: JudgeSpec, check: FormatCheck, reply: str,

@@ -24,7 +24,10 @@ _OPERATIONS = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, 
 _SYMBOL = re.compile(r"what is the name for the following symbol\? (.)")
 _DIRECTION = re.compile(r"what direction does the (.) symbol point\? and what is its name ")
 _RUBRIC = re.compile(r"^Answer: (?P<answer>.*)$.*^Reference: (?P<reference>.*)$", re.M | re.S)
-"""A judge's rubric as the README's example words it: the answer and the reference on lines of their own."""
+"""A judge's rubric as the README's example words it, rendered by rendering 1: the answer and the reference on lines
+of their own."""
+_FENCED = re.compile(r"^(?P<fence>`{3,})(?P<label>\w+)\n(?P<text>.*?)\n(?P=fence)$", re.M | re.S)
+"""A field of a rubric rendered by rendering 2 (`core.rubric.fenced`): its text in a fence labelled by its name."""
 
 
 WEAK_MODEL = "mistral"
@@ -62,8 +65,8 @@ def wrong(req: ChatRequest) -> Reply | str:
 
 def _answer(req: ChatRequest, wrong: bool, weak: bool = False) -> Reply | str:
     fields = _properties(req.format)
-    if m := _RUBRIC.search(req.prompt):
-        named = (m["reference"].split() or [""])[0].casefold() in m["answer"].casefold()
+    if graded := judged(req.prompt):
+        named = (graded[1].split() or [""])[0].casefold() in graded[0].casefold()
         return verdict(req, named is not wrong)
     if m := _PRODUCT.fullmatch(req.prompt):
         a, b = int(m[1]), int(m[2])
@@ -79,6 +82,21 @@ def _answer(req: ChatRequest, wrong: bool, weak: bool = False) -> Reply | str:
         return json.dumps({"name": "arrow" if wrong else name, "direction": "left" if wrong and direction != "left"
                            else "right" if wrong else direction})
     return default_responder(req)
+
+
+def fenced_fields(prompt: str) -> dict[str, str]:
+    """The fields of a rubric rendered by rendering 2, by name: each fenced block's text."""
+    return {m["label"]: m["text"] for m in _FENCED.finditer(prompt)}
+
+
+def judged(prompt: str) -> tuple[str, str] | None:
+    """(answer, reference) of a judge's rubric as the README's example words it, by either rendering; None for
+    another prompt."""
+    fields = fenced_fields(prompt)
+    if "response" in fields and "reference" in fields:
+        return fields["response"], fields["reference"]
+    m = _RUBRIC.search(prompt)
+    return (m["answer"], m["reference"]) if m else None
 
 
 def verdict(req: ChatRequest, right: bool) -> str:

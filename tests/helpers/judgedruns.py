@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 from benchrun.testing.ollama_server import ChatRequest, Reply
+from benchrun.testing.oracle import fenced_fields, judged
 from tests.helpers.benchfiles import write_bench
 from tests.helpers.commands import call_benchrun
 from tests.helpers.judges import JUDGES, RESPONSE
@@ -25,7 +26,7 @@ class Judging:
     def __call__(self, req: ChatRequest) -> Reply | str:
         if not req.model.startswith("qwen2.5"):
             return json.dumps({"answer": "a"})
-        item = int(req.prompt.split("\n")[0].rsplit(" ", 1)[1])
+        item = int(fenced_fields(req.prompt)["prompt"].rsplit(" ", 1)[1])
         if self.failing is None or item in self.failing:
             return Reply(status=500, error="boom")
         return json.dumps({"verdict": "right"})
@@ -62,5 +63,5 @@ class Capitals:
             return json.dumps({"answer": CITIES[req.prompt.split()[-1][:-1]]})
         if self.judge_down:
             return Reply(status=500, error="judge down")
-        answer, reference = (line.split(": ", 1)[1] for line in req.prompt.split("\n")[1:3])
+        answer, reference = judged(req.prompt) or ("", "")
         return json.dumps({"verdict": "right" if reference in answer else "wrong"})
