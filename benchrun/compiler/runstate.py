@@ -277,17 +277,28 @@ def _logging_kept() -> Iterator[None]:
     propagation: a file that quieted logging at import (`logging.getLogger().setLevel(logging.WARNING)`,
     `logging.disable(logging.INFO)`, to quiet the libraries it imports) left what it printed, logged after the block,
     out of benchrun.log, and the same of every job after it in a sweep's process."""
+    put_back = logging_now()
+    try:
+        yield
+    finally:
+        put_back()
+
+
+def logging_now() -> Callable[[], None]:
+    """The process's logging as it is now, as a function that puts it back: what is logged at all, and each logger's
+    level, handlers and propagation (a logger made since is left as it is)."""
     manager = logging.Logger.manager
     loggers = [logging.getLogger(), *(each for each in manager.loggerDict.values() if isinstance(each, logging.Logger))]
     found, disabled = [(each, each.level, list(each.handlers), each.propagate, each.disabled) for each in loggers], \
         manager.disable
-    try:
-        yield
-    finally:
+
+    def put_back() -> None:
         logging.disable(disabled)
         for each, level, handlers, propagate, off in found:
             each.setLevel(level)
             each.handlers[:], each.propagate, each.disabled = handlers, propagate, off
+
+    return put_back
 
 
 SCRATCH: list[str] = []

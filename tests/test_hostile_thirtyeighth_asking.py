@@ -1,0 +1,61 @@
+"""The thirty-eighth hostile pass of issue 19, the asking side.
+
+1. a resume onto an Ollama upgraded since the run asked (another /api/version) asked on, and the archive said one
+   server version answered all: a resume or retry refuses a model run by another build of its engine than the run
+   recorded (Ollama's version; llama-cpp-python's for runner=local) as the run's end would, unless `--force`, whose
+   history entry keeps the version of the session that ended (`audit.samemodel.other_build`, `core.enginebuild`)
+2. an answer cached under Ollama 0.12.6 was served to a run on Ollama 0.13.0 (another llama.cpp, other answers) as
+   that run's own: the engine's build is part of the model's pin in the response cache's key
+   (`execute.cachepin.model_pin`)
+3. the descriptor a scorer's call set for signals to wake (`signal.set_wakeup_fd`) stayed for every later call: once
+   closed, the next file given its number took a byte per signal; put back as the process's other signal handling
+   is (`execute.scorer_worker._Found`)
+4. a codec search function a scorer's call registered past `codecs.register` (`_codecs.register`, which it is) or
+   took away (`codecs.unregister(encodings.search_function)`: a later call's first lookup of a standard codec failed)
+   reached every later call: the process ends after such a call, as after `codecs.register` (`execute.scorerleft`)
+5. the logging a scorer's call changed stayed for every later call: a handler it added (each later call wrote each
+   line once more), `logging.disable` (the later calls' lines hidden from the log); put back as the first call found
+   it (`compiler.runstate.logging_now`, as a benchmark's file importing is kept from changing the run's)
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from benchrun.core.errors import EXIT
+from tests.helpers.p38_asking import LOGGING, REGISTERING, UNREGISTERING, WAKING, asked_after_upgrade, found_by, resumed_on
+
+UPGRADED = ("benchrun: error: model llama3.2 is now run by server version '0.13.0', the run's by server version "
+            "'0.12.6' (upgraded?); answers of two builds of its engine cannot be told apart: resume with --force to "
+            "continue with it anyway (recorded in run.json)\n")
+
+
+def test_a_resume_onto_an_upgraded_ollama_is_refused_and_the_run_left_as_it_was(tmp_path):
+    assert resumed_on(tmp_path, "0.13.0") == (EXIT["archive"], UPGRADED, "failed", [], "0.12.6")
+
+
+def test_a_forced_resume_onto_an_upgraded_ollama_keeps_the_version_of_the_session_that_ended(tmp_path):
+    code, _, status, kept, now = resumed_on(tmp_path, "0.13.0", "--force")
+    assert (code, status, kept, now) == (EXIT["ok"], "completed", ["0.12.6"], "0.13.0")
+
+
+def test_a_resume_onto_the_same_version_asks_on(tmp_path):
+    assert resumed_on(tmp_path, "0.12.6") == (EXIT["ok"], "", "completed", ["0.12.6"], "0.12.6")
+
+
+@pytest.mark.parametrize(("version", "asked"), [("0.12.6", 0), ("0.13.0", 3)])
+def test_an_answer_cached_under_one_ollama_version_is_not_served_to_a_run_on_another(tmp_path, version, asked):
+    assert asked_after_upgrade(tmp_path, version) == (3, asked)
+
+
+def test_a_wakeup_descriptor_a_scorer_set_is_put_back_for_the_next_call(tmp_path):
+    assert found_by(tmp_path, WAKING) == [({"s.set": 0}, None)] * 3
+
+
+@pytest.mark.parametrize(("source", "found"), [(REGISTERING, [1, 0, 0]), (UNREGISTERING, [0, 1, 1])])
+def test_a_codec_search_function_a_call_added_or_took_away_reaches_no_later_call(tmp_path, source, found):
+    assert found_by(tmp_path, source) == [({"s.found": each}, None) for each in found]
+
+
+def test_the_logging_a_scorer_changed_is_put_back_for_the_next_call(tmp_path):
+    assert found_by(tmp_path, LOGGING) == [({"s.handlers": 0, "s.disabled": 0}, None)] * 3
