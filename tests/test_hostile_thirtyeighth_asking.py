@@ -16,6 +16,10 @@
 5. the logging a scorer's call changed stayed for every later call: a handler it added (each later call wrote each
    line once more), `logging.disable` (the later calls' lines hidden from the log); put back as the first call found
    it (`compiler.runstate.logging_now`, as a benchmark's file importing is kept from changing the run's)
+6. a run failed as its model or its server's build changed while it asked (answers of either, which cannot be told
+   apart: "run it again"), all of its samples answered, was finished `completed` by a plain `resume`, which asked
+   nothing and checked nothing: the run's end notes it in run.json's history (`archive.sessions.CHANGED`, written by
+   `execute.session.same_models_to_the_end`), and a resume refuses such a run unless `--force`
 """
 
 from __future__ import annotations
@@ -23,29 +27,39 @@ from __future__ import annotations
 import pytest
 
 from benchrun.core.errors import EXIT
-from tests.helpers.p38_asking import LOGGING, REGISTERING, UNREGISTERING, WAKING, asked_after_upgrade, found_by, resumed_on
+from tests.helpers.p38_asking import (
+    LOGGING,
+    REGISTERING,
+    UNREGISTERING,
+    WAKING,
+    asked_by_version,
+    found_by,
+    resumed_on,
+    upgraded_then_resumed,
+)
 
 UPGRADED = ("benchrun: error: model llama3.2 is now run by server version '0.13.0', the run's by server version "
             "'0.12.6' (upgraded?); answers of two builds of its engine cannot be told apart: resume with --force to "
             "continue with it anyway (recorded in run.json)\n")
+CHANGED = ("Ollama at {url} changed version while it was asked: '0.12.6' when it began, '0.13.0' as it ended "
+           "(upgraded?); the answers may come from either build and cannot be told apart, and the run's identity names "
+           "the first: run it again")
+FINISHED = ("benchrun: error: in '{run}/run.json': run {id} failed as it ended: " + CHANGED + "; a resume would finish "
+            "it with those answers: resume with --force to do so anyway (recorded in run.json)\n")
 
 
-def test_a_resume_onto_an_upgraded_ollama_is_refused_and_the_run_left_as_it_was(tmp_path):
-    assert resumed_on(tmp_path, "0.13.0") == (EXIT["archive"], UPGRADED, "failed", [], "0.12.6")
-
-
-def test_a_forced_resume_onto_an_upgraded_ollama_keeps_the_version_of_the_session_that_ended(tmp_path):
-    code, _, status, kept, now = resumed_on(tmp_path, "0.13.0", "--force")
-    assert (code, status, kept, now) == (EXIT["ok"], "completed", ["0.12.6"], "0.13.0")
+def test_a_resume_onto_an_upgraded_ollama_is_refused_unless_forced_which_keeps_the_version_of_the_session_ended(
+        tmp_path):
+    assert resumed_on(tmp_path, "0.13.0", (), ("--force",)) == [(EXIT["archive"], UPGRADED, "failed", [], "0.12.6"),
+                                                                (EXIT["ok"], "", "completed", ["0.12.6"], "0.13.0")]
 
 
 def test_a_resume_onto_the_same_version_asks_on(tmp_path):
-    assert resumed_on(tmp_path, "0.12.6") == (EXIT["ok"], "", "completed", ["0.12.6"], "0.12.6")
+    assert resumed_on(tmp_path, "0.12.6", ()) == [(EXIT["ok"], "", "completed", ["0.12.6"], "0.12.6")]
 
 
-@pytest.mark.parametrize(("version", "asked"), [("0.12.6", 0), ("0.13.0", 3)])
-def test_an_answer_cached_under_one_ollama_version_is_not_served_to_a_run_on_another(tmp_path, version, asked):
-    assert asked_after_upgrade(tmp_path, version) == (3, asked)
+def test_an_answer_cached_under_one_ollama_version_is_not_served_to_a_run_on_another(tmp_path):
+    assert asked_by_version(tmp_path, ["0.12.6", "0.12.6", "0.13.0"]) == [3, 0, 3]
 
 
 def test_a_wakeup_descriptor_a_scorer_set_is_put_back_for_the_next_call(tmp_path):
@@ -59,3 +73,10 @@ def test_a_codec_search_function_a_call_added_or_took_away_reaches_no_later_call
 
 def test_the_logging_a_scorer_changed_is_put_back_for_the_next_call(tmp_path):
     assert found_by(tmp_path, LOGGING) == [({"s.handlers": 0, "s.disabled": 0}, None)] * 3
+
+
+def test_a_run_failed_as_its_server_changed_is_finished_by_a_resume_asking_nothing_only_forced(tmp_path):
+    refused, forced = upgraded_then_resumed(tmp_path)
+    assert refused == (EXIT["archive"], FINISHED, "failed", {"changed_while_asked": CHANGED})
+    assert forced[:3] + ({k: forced[3][k] for k in ("previous_status", "previous_reason", "forced")},) == (
+        EXIT["ok"], "", "completed", {"previous_status": "failed", "previous_reason": CHANGED, "forced": True})

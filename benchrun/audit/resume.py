@@ -9,6 +9,8 @@ not belong and says so in run.json's history. Counts are rebuilt from the record
 model server has answered the preflight, so a resume that cannot start leaves the run exactly as it was. `--force`
 never erases a fact: the history entry keeps the model identity of the session that ended and the answers it
 recorded, so a run resumed with a re-pulled model says which model answered which answers (benchrun.archive.sessions).
+A run that failed as its model, or its server's build, changed while it asked is finished only with `--force`: which
+answers came from which cannot be told, and nothing a resume asks mends that.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from benchrun.archive import repair, trust
 from benchrun.archive.dirlock import DirLock, describe, own_file
 from benchrun.archive.lookup import resolve_run
 from benchrun.archive.reader import Run, load_run
-from benchrun.archive.sessions import RESUMED, carry_cut, ended
+from benchrun.archive.sessions import RESUMED, carry_cut, changed_while_asked, ended
 from benchrun.archive.writer import RunWriter, file_digest, now, write_seal
 from benchrun.audit import arguments
 from benchrun.audit.judged import unreplied
@@ -90,6 +92,10 @@ def resume_run(run: Run, force: bool = False, host: str | list[str] | None = Non
         if stopped_sealing(run, lock):
             return seal_left(run, lock)
         manifest = checked_manifest(run, force)
+        if (changed := changed_while_asked(run.info)) is not None and not force:
+            raise ArchiveError(f"run {run.id} failed as it ended: {changed}; a resume would finish it with those "
+                               "answers: resume with --force to do so anyway (recorded in run.json)",
+                               file=str(run.path / RUN))
         for name in APPENDED:  # before the records are read: no --force makes a pipe or a folder a file to append to
             own_file(run.path / name)
         if planted := trust.strays(run):

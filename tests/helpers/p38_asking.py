@@ -16,21 +16,25 @@ from tests.helpers.p28_asking import Breaks
 from tests.helpers.wire import records
 
 
-def resumed_on(tmp_path: Path, version: str, *flags: str) -> tuple[int, str, str, list[Any], Any]:
-    """(exit code, stderr, status, the server versions run.json's history keeps of its sessions, its identity's now)
-    of a run of Ollama 0.12.6 failed after 2 answers (of 18), then resumed (with `flags`) at a server of `version` ({url} for
-    its URL)."""
-    with FakeOllama(responder=Breaks(2)) as first:
+def resumed_on(tmp_path: Path, version: str, *flags: tuple[str, ...]) -> list[tuple[int, str, str, list[Any], Any]]:
+    """For each of `flags` in turn, (exit code, stderr, status, the server versions run.json's history keeps of its
+    sessions, its identity's now) of a resume with them at a server of `version`, of a run of Ollama 0.12.6 failed
+    after 1 answer of the product task's 3 ({url} for the server's URL)."""
+    with FakeOllama(responder=Breaks(1)) as first:
         failed = call_benchrun(f"runner.host={first.url}", "runner.retries=0", "runner.max_consecutive_failures=1",
-                               "cache=false", f"outputs={tmp_path / 'o'}", cwd=tmp_path)
+                               "cache=false", "task.only=[product]", f"outputs={tmp_path / 'o'}", cwd=tmp_path)
     assert failed.returncode == EXIT["runner"]
     [run_dir] = (tmp_path / "o").glob("*/*")
+    found = []
     with FakeOllama(responder=listbench_answer, version=version) as now:
-        done = call_benchrun("resume", str(run_dir), "--host", now.url, *flags, cwd=tmp_path, module="benchrun.audit")
-    info = json.loads((run_dir / "run.json").read_text())
-    kept = [entry["identity"].get("server_version") for entry in info["history"] if "identity" in entry]
-    return (done.returncode, done.stderr.replace(now.url, "{url}"), info["status"], kept,
-            info["identity"].get("server_version"))
+        for each in flags:
+            done = call_benchrun("resume", str(run_dir), "--host", now.url, *each, cwd=tmp_path,
+                                 module="benchrun.audit")
+            info = json.loads((run_dir / "run.json").read_text())
+            kept = [entry["identity"].get("server_version") for entry in info["history"] if "identity" in entry]
+            found.append((done.returncode, done.stderr.replace(now.url, "{url}"), info["status"], kept,
+                          info["identity"].get("server_version")))
+    return found
 
 
 class Counting:
@@ -44,18 +48,18 @@ class Counting:
         return listbench_answer(request)
 
 
-def asked_after_upgrade(tmp_path: Path, version: str) -> tuple[int, int]:
-    """How many chats an Ollama of 0.12.6 was asked by a run keeping its answers in a response cache, then how many
-    one of `version` (the model's digest the same) was asked by a second run with that cache."""
+def asked_by_version(tmp_path: Path, versions: list[str]) -> list[int]:
+    """How many chats each of runs in turn, keeping answers in one response cache, asked an Ollama of each of
+    `versions` (the model's digest the same)."""
     asked = []
-    for each in ("0.12.6", version):
+    for version in versions:
         counting = Counting()
-        with FakeOllama(responder=counting, version=each) as fake:
+        with FakeOllama(responder=counting, version=version) as fake:
             done = call_benchrun(f"runner.host={fake.url}", f"cache_dir={tmp_path / 'cache'}", "task.only=[product]",
                                  f"outputs={tmp_path / 'o'}", cwd=tmp_path)
         assert done.returncode == EXIT["ok"], done.stderr
         asked.append(counting.chats)
-    return asked[0], asked[1]
+    return asked
 
 
 WAKING = """import os
@@ -130,3 +134,32 @@ def s(response, values):
 """
 """A scorer saying how many handlers the root logger has and what is not logged at all, as its call found them, each
 call adding a handler and turning logging off up to warnings."""
+
+
+def upgraded_then_resumed(tmp_path: Path) -> list[tuple[int, str, str, Any]]:
+    """A resume's (exit code, stderr, the status run.json records, its history's last entry but its time), then a
+    forced resume's, of a run of the product task whose Ollama said version 0.12.6 until it answered a chat, 0.13.0
+    after ({url} for the server's URL, {run} for the run's directory, {id} for its id)."""
+    fake = FakeOllama(responder=listbench_answer)
+    with fake:
+        answered = fake.dispatch
+
+        def dispatch(request: Any) -> Any:
+            if request.path == "/api/chat":
+                fake.version = "0.13.0"
+            return answered(request)
+
+        fake.dispatch = dispatch
+        failed = call_benchrun(f"runner.host={fake.url}", "cache=false", "task.only=[product]",
+                               f"outputs={tmp_path / 'o'}", cwd=tmp_path)
+        assert failed.returncode == EXIT["runner"]
+        [run_dir] = (tmp_path / "o").glob("*/*")
+        found = []
+        for flags in ((), ("--force",)):
+            done = call_benchrun("resume", str(run_dir), *flags, cwd=tmp_path, module="benchrun.audit")
+            info = json.loads((run_dir / "run.json").read_text())
+            said = done.stderr.replace(str(run_dir), "{run}").replace(info["run_id"], "{id}")
+            last = {k: v.replace(fake.url, "{url}") if isinstance(v, str) else v
+                    for k, v in info["history"][-1].items() if k != "at"}
+            found.append((done.returncode, said.replace(fake.url, "{url}"), info["status"], last))
+    return found
