@@ -20,6 +20,8 @@
    apart: "run it again"), all of its samples answered, was finished `completed` by a plain `resume`, which asked
    nothing and checked nothing: the run's end notes it in run.json's history (`archive.sessions.CHANGED`, written by
    `execute.session.same_models_to_the_end`), and a resume refuses such a run unless `--force`
+7. what a scorer's call froze for the garbage collector (`gc.freeze()`) stayed frozen for every later call (the cycles
+   each call left kept for good): put back as the interpreter's other settings are (`compiler.runstate.SETTINGS`)
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ import pytest
 
 from benchrun.core.errors import EXIT
 from tests.helpers.p38_asking import (
+    FREEZING,
     LOGGING,
     REGISTERING,
     UNREGISTERING,
@@ -80,3 +83,7 @@ def test_a_run_failed_as_its_server_changed_is_finished_by_a_resume_asking_nothi
     assert refused == (EXIT["archive"], FINISHED, "failed", {"changed_while_asked": CHANGED})
     assert forced[:3] + ({k: forced[3][k] for k in ("previous_status", "previous_reason", "forced")},) == (
         EXIT["ok"], "", "completed", {"previous_status": "failed", "previous_reason": CHANGED, "forced": True})
+
+
+def test_objects_a_scorer_froze_for_the_garbage_collector_are_unfrozen_for_the_next_call(tmp_path):
+    assert found_by(tmp_path, FREEZING) == [({"s.frozen": 0}, None)] * 3

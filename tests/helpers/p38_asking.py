@@ -163,3 +163,14 @@ def upgraded_then_resumed(tmp_path: Path) -> list[tuple[int, str, str, Any]]:
                     for k, v in info["history"][-1].items() if k != "at"}
             found.append((done.returncode, said.replace(fake.url, "{url}"), info["status"], last))
     return found
+
+
+FREEZING = """import gc
+
+
+def s(response, values):
+    found = gc.get_freeze_count()
+    gc.freeze()
+    return {"frozen": int(found > 0)}
+"""
+"""A scorer saying whether its call found objects the garbage collector holds frozen, each call freezing them."""
