@@ -5,9 +5,10 @@ runs on in the later calls; not a thread of a pool the scorers' modules made as 
 holding state for every caller first imported in the call (numpy's generator seeded there: no state "as first found"
 to put back), an audit hook, a fork handler or a codec search function added or taken away (`sys.addaudithook`,
 `os.register_at_fork`, `codecs.register`, `codecs.unregister`, and `_codecs`' own, which they are: none can be
-listed). The process ends after such a call, its reply sent, and the run starts another for the next sample. The three that cannot be listed are seen by wrapping their entry points before the
-benchmark's modules are imported (`Watch`): what a module does as it is imported (the scorers' modules, a library
-imported first in a call) is as the first call found it, in every process alike."""
+listed). The process ends after such a call, its reply sent, and the run starts another for the next sample. The
+three that cannot be listed are seen by wrapping their entry points before the benchmark's modules are imported
+(`Watch`): what a module does as it is imported (the scorers' modules, a library imported first in a call) is as the
+first call found it, in every process alike."""
 
 from __future__ import annotations
 
