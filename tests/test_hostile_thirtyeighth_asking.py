@@ -28,7 +28,10 @@ from __future__ import annotations
 
 import pytest
 
-from benchrun.core.errors import EXIT
+from benchrun.archive.reader import load_run
+from benchrun.audit.samemodel import check_model
+from benchrun.core.errors import EXIT, ArchiveError
+from tests.helpers.archives import synthetic_run
 from tests.helpers.p38_asking import (
     FREEZING,
     LOGGING,
@@ -55,6 +58,18 @@ def test_a_resume_onto_an_upgraded_ollama_is_refused_unless_forced_which_keeps_t
         tmp_path):
     assert resumed_on(tmp_path, "0.13.0", (), ("--force",)) == [(EXIT["archive"], UPGRADED, "failed", [], "0.12.6"),
                                                                 (EXIT["ok"], "", "completed", ["0.12.6"], "0.13.0")]
+
+
+def test_a_resume_of_a_local_run_refuses_another_llama_cpp_python_and_retry_says_retry(tmp_path):
+    local = {"file": "m.gguf", "sha256": "ab" * 32, "digest": "ab" * 32, "llama_cpp_version": "0.3.9"}
+    run = load_run(synthetic_run(tmp_path / "run", [1], model="m", identity=local))
+    check_model(run, local, force=False)
+    check_model(run, {**local, "llama_cpp_version": "0.3.16"}, force=True)
+    with pytest.raises(ArchiveError) as raised:
+        check_model(run, {**local, "llama_cpp_version": "0.3.16"}, force=False, command="retry")
+    assert str(raised.value) == ("model m is now run by llama-cpp-python '0.3.16', the run's by llama-cpp-python "
+                                 "'0.3.9' (upgraded?); answers of two builds of its engine cannot be told apart: retry "
+                                 "with --force to continue with it anyway (recorded in run.json)")
 
 
 def test_a_resume_onto_the_same_version_asks_on(tmp_path):
