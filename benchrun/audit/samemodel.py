@@ -11,6 +11,7 @@ from benchrun.compiler.plan import Plan
 from benchrun.core.enginebuild import builds
 from benchrun.core.errors import ArchiveError
 from benchrun.core.recordvalues import Served, answered_as, pin_named, pinned_as
+from benchrun.core.text import one_line
 from benchrun.execute.runners.base import Runner
 from benchrun.execute.session import Judged, judge_model
 
@@ -39,8 +40,8 @@ async def checked_models(run: Run, plan: Plan, config: dict[str, Any], runner: R
 
 def check_model(run: Run, identity: dict[str, Any], force: bool, judge: bool = False, command: str = "resume",
                 served: Served | None = None) -> None:
-    """Refuse (unless `force`) a model (or with `judge` the judge model) whose digest is not the one the run used,
-    naming `command` to give --force to. The name the run's answers gave the model (`served`, read with them) pins
+    """Refuse (unless `force`) a model (or with `judge` the judge model) whose digest is not the one the run used, or
+    that another build of its engine runs (`other_build`), naming `command` to give --force to. The name the run's answers gave the model (`served`, read with them) pins
     it as a digest would (`answered_as`)."""
     used = answered_as(run.info.judge.get("identity", {}) if judge else run.info.identity, served or Served(),
                        identity.get("answers_as"))
@@ -62,6 +63,6 @@ def other_build(used: dict[str, Any], identity: dict[str, Any]) -> str | None:
     recorded, now = builds(used), builds(identity)
     if not recorded or not now or set(now) <= set(recorded):
         return None
-    return f"{', '.join(now)}, the run's by {', '.join(recorded)} (upgraded?)"
+    return f"{one_line(', '.join(now), 160)}, the run's by {one_line(', '.join(recorded), 160)} (upgraded?)"
 
 
