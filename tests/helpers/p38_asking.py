@@ -114,9 +114,9 @@ def s(response, values):
 standard codec no call had looked up is found."""
 
 
-def found_by(tmp_path: Path, source: str) -> list[Any]:
-    """What each of 3 samples' calls of scorer `s` of `source` found, scored in their order (one asked at a time)."""
-    with Lab(tmp_path, n=3, latency_s=0, scorer=source) as lab:
+def found_by(tmp_path: Path, source: str, n: int = 3) -> list[Any]:
+    """What each of `n` samples' calls of scorer `s` of `source` found, scored in their order (one asked at a time)."""
+    with Lab(tmp_path, n=n, latency_s=0, scorer=source) as lab:
         result = lab.call(*lab.args("runner.concurrency=1"))
     assert (result.returncode, result.stderr) == (EXIT["ok"], "")
     found = sorted((s["id"], s["metrics"], s["error"]) for s in records(lab, "scores.jsonl") if s["scorer"] == "s")
