@@ -14,7 +14,7 @@ from benchrun.archive.reader import load_run
 from benchrun.audit.__main__ import main as audit_main
 from benchrun.audit.compare import compare
 from benchrun.audit.report import write_report
-from benchrun.audit.resume import check_model
+from benchrun.audit.samemodel import check_model
 from benchrun.core.errors import EXIT, ArchiveError
 from tests.helpers.archives import synthetic_run
 

@@ -24,6 +24,10 @@ JUDGED_AGAIN = "judged_again"
 """The key of a retry's history entry listing the answers it carried over and judged again (their judge requests had
 failed in the parent)."""
 
+CHANGED = "changed_while_asked"
+"""The key of the history entry of a session whose model, or its server's build, changed while it asked (the run
+failed; its answers kept, which of them came from which cannot be told): a resume finishes such a run only forced."""
+
 
 @dataclass(frozen=True)
 class Session:
@@ -189,3 +193,14 @@ def limits_set(history: Sequence[dict[str, Any]]) -> str | None:
             counted = "? answers" if answers is None else f"{answers} answer{'s' * (answers != 1)}"
             said.append(f"{given} by resume {resumes} (after {counted})" if RESUMED in entry else f"{given} by the retry")
     return "; ".join(said) or None
+
+
+def changed_while_asked(info: RunInfo) -> str | None:
+    """Why the run's model changed while a session asked it (`CHANGED`), where no forced resume has taken the run on
+    since; None where none did."""
+    for entry in reversed(info.history):
+        if CHANGED in entry:
+            return str(entry[CHANGED])
+        if RESUMED in entry and entry.get("forced"):
+            return None
+    return None

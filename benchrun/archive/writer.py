@@ -262,6 +262,11 @@ class RunWriter:
                                                              {"host_lost": host, "at": now(), "reason": why})})
         self._write_info()
 
+    def note(self, entry: dict[str, Any]) -> None:
+        """Note `entry` in run.json's history, with the time (`at`)."""
+        self.info = self.info.model_copy(update={"history": (*self.info.history, {**entry, "at": now()})})
+        self._write_info()
+
     def asking(self) -> None:
         """The first request goes out now: this session's wall time starts."""
         self._books.speed.start()

@@ -9,6 +9,8 @@ not belong and says so in run.json's history. Counts are rebuilt from the record
 model server has answered the preflight, so a resume that cannot start leaves the run exactly as it was. `--force`
 never erases a fact: the history entry keeps the model identity of the session that ended and the answers it
 recorded, so a run resumed with a re-pulled model says which model answered which answers (benchrun.archive.sessions).
+A run that failed as its model, or its server's build, changed while it asked is finished only with `--force`: which
+answers came from which cannot be told, and nothing a resume asks mends that.
 """
 
 from __future__ import annotations
@@ -16,20 +18,20 @@ from __future__ import annotations
 import argparse
 import hashlib
 import os
-from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, AsyncIterator
+from typing import Any
 
 from benchrun.archive import repair, trust
 from benchrun.archive.dirlock import DirLock, describe, own_file
 from benchrun.archive.lookup import resolve_run
 from benchrun.archive.reader import Run, load_run
-from benchrun.archive.sessions import RESUMED, carry_cut, ended
+from benchrun.archive.sessions import RESUMED, carry_cut, changed_while_asked, ended
 from benchrun.archive.writer import RunWriter, file_digest, now, write_seal
 from benchrun.audit import arguments
 from benchrun.audit.judged import unreplied
 from benchrun.audit.limits import add_set, limits_given, with_limits
 from benchrun.audit.provenance import flatten
+from benchrun.audit.samemodel import HOST, JUDGE_HOST, checked_models
 from benchrun.compiler import scoring
 from benchrun.compiler.plan import Plan, manifest_config, runner_spec, source_files
 from benchrun.compose.config import plain_config
@@ -42,18 +44,15 @@ from benchrun.core.judgekeys import as_made
 from benchrun.core.layout import APPENDED, CONFIG, MANIFEST, RESPONSES, RUN, SEAL, SUMMARY, UNFINISHED
 from benchrun.core.manifest import Manifest, Query
 from benchrun.core.records import RunInfo, answer_name
-from benchrun.core.recordvalues import Served, answered_as, pin_named, pinned_as
+from benchrun.core.recordvalues import Served
 from benchrun.core.settings import RUNNERS, judge_runner_keys
 from benchrun.core.shards import queries_of
 from benchrun.execute.judging import archived_calls
-from benchrun.execute.runners.base import Runner
 from benchrun.execute.runners.registry import make_runner
-from benchrun.execute.session import Judged, execute, judge_model, make_judge, recording
+from benchrun.execute.session import execute, make_judge, recording
 
 Servers = str | list[str] | None
 """`--host` or `--judge-host` as given: none, one server, or a list."""
-HOST, JUDGE_HOST = "--host", "--judge-host"
-"""The options of `resume` and `retry` that give the servers, named in the advice of a server not reached."""
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -93,6 +92,10 @@ def resume_run(run: Run, force: bool = False, host: str | list[str] | None = Non
         if stopped_sealing(run, lock):
             return seal_left(run, lock)
         manifest = checked_manifest(run, force)
+        if (changed := changed_while_asked(run.info)) is not None and not force:
+            raise ArchiveError(f"run {run.id} failed as it ended: {changed}; a resume would finish it with those "
+                               "answers: resume with --force to do so anyway (recorded in run.json)",
+                               file=str(run.path / RUN))
         for name in APPENDED:  # before the records are read: no --force makes a pipe or a folder a file to append to
             own_file(run.path / name)
         if planted := trust.strays(run):
@@ -326,40 +329,6 @@ def _unanswered(run: Run, plan: Plan, served: Served | None = None) -> list[Quer
     """The queries of the run's part its records hold no answer to; the model they name kept in `served`, if given."""
     done = {(response.id, response.repeat) for response in (served or Served()).each(run.responses())}
     return [query for query in queries_of(plan.manifest, run.info.shard) if query.key not in done]
-
-
-@asynccontextmanager
-async def checked_models(run: Run, plan: Plan, config: dict[str, Any], runner: Runner, force: bool,
-                         command: str = "resume", asks: bool = True, served: tuple[Served, Served] | None = None,
-                         ) -> AsyncIterator[tuple[dict[str, Any], Judged | None]]:
-    """The model's identity and the judge model (None without one), each refused (unless `force`) when its digest is
-    not the one `run` used, or the name `served` (the model's, the judge's) says its answers gave it; the refusal
-    names `command` (resume, retry) to give --force to. A command that `asks` the model nothing (it only grades
-    again) takes the identity the run recorded: its server may be gone."""
-    said = served or (None, None)
-    asked = asks or not run.info.identity
-    identity = await runner.identify() if asked else dict(run.info.identity)
-    if asked:
-        check_model(run, identity, force, command=command, served=said[0])
-    async with judge_model(plan, config, identity, (JUDGE_HOST, HOST)) as judged:
-        if judged is not None:
-            check_model(run, judged[1], force, judge=True, command=command, served=said[1])
-        yield identity, judged
-
-
-def check_model(run: Run, identity: dict[str, Any], force: bool, judge: bool = False, command: str = "resume",
-                served: Served | None = None) -> None:
-    """Refuse (unless `force`) a model (or with `judge` the judge model) whose digest is not the one the run used,
-    naming `command` to give --force to. The name the run's answers gave the model (`served`, read with them) pins
-    it as a digest would (`answered_as`)."""
-    used = answered_as(run.info.judge.get("identity", {}) if judge else run.info.identity, served or Served(),
-                       identity.get("answers_as"))
-    before, after = pinned_as(used), pinned_as(identity)
-    if before and after != before and not force:
-        served = pin_named(after) if after else "without a digest"
-        which = f"judge model {used.get('name', '')}".rstrip() if judge else f"model {run.info.model}"
-        raise ArchiveError(f"{which} is now {served}, the run used {pin_named(before)}; "
-                           f"{command} with --force to continue with it anyway (recorded in run.json)")
 
 
 def _reopen(run: Run, manifest: Manifest, found: repair.Repair, note: dict[str, Any],

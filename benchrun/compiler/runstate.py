@@ -47,6 +47,7 @@ SETTINGS: tuple[tuple[Callable[[], Any], Callable[[Any], Any]], ...] = (
     (gc.isenabled, lambda enabled: gc.enable() if enabled else gc.disable()),
     (gc.get_threshold, lambda found: gc.set_threshold(*found)), (sys.getrecursionlimit, sys.setrecursionlimit),
     (lambda: list(gc.callbacks), lambda found: gc.callbacks.__setitem__(slice(None), found)),  # in place: gc's list
+    (gc.get_freeze_count, lambda found: gc.unfreeze()),  # none is ever found frozen: a freeze is undone
     (sys.get_int_max_str_digits, sys.set_int_max_str_digits),
     *([(sys.getdlopenflags, sys.setdlopenflags)] if hasattr(sys, "getdlopenflags") else []),
     *((lambda owner=owner, name=name: getattr(owner, name),
@@ -67,7 +68,8 @@ locale (`locale.setlocale(LC_NUMERIC, ...)`: their `locale.atof` read numbers by
 (`threading.settrace`), the stack size of those threads (`threading.stack_size(32768)`: a later call's thread crashed
 the process, that call's ScorerProcessDied), a default socket timeout (`socket.setdefaulttimeout(0.001)`: their
 requests timed out), a thread switch interval, the garbage collector turned off or retuned or given a callback
-(`gc.callbacks.append(...)`: run in every later call's collections), a recursion limit or a bound on the digits of an
+(`gc.callbacks.append(...)`: run in every later call's collections) or what it holds frozen (`gc.freeze()`: each
+call's cycles left then kept for good), a recursion limit or a bound on the digits of an
 int (`sys.setrecursionlimit(200)`, `sys.set_int_max_str_digits(640)`: their own work a RecursionError, a ValueError),
 the module search path (`sys.path.append`, or `sys.path` bound to another value) and the import system's finders and
 path hooks (`sys.meta_path.insert(0, finder)`: a later call's imports went through it), the CPUs the process may run
@@ -277,17 +279,28 @@ def _logging_kept() -> Iterator[None]:
     propagation: a file that quieted logging at import (`logging.getLogger().setLevel(logging.WARNING)`,
     `logging.disable(logging.INFO)`, to quiet the libraries it imports) left what it printed, logged after the block,
     out of benchrun.log, and the same of every job after it in a sweep's process."""
+    put_back = logging_now()
+    try:
+        yield
+    finally:
+        put_back()
+
+
+def logging_now() -> Callable[[], None]:
+    """The process's logging as it is now, as a function that puts it back: what is logged at all, and each logger's
+    level, handlers and propagation (a logger made since is left as it is)."""
     manager = logging.Logger.manager
     loggers = [logging.getLogger(), *(each for each in manager.loggerDict.values() if isinstance(each, logging.Logger))]
     found, disabled = [(each, each.level, list(each.handlers), each.propagate, each.disabled) for each in loggers], \
         manager.disable
-    try:
-        yield
-    finally:
+
+    def put_back() -> None:
         logging.disable(disabled)
         for each, level, handlers, propagate, off in found:
             each.setLevel(level)
             each.handlers[:], each.propagate, each.disabled = handlers, propagate, off
+
+    return put_back
 
 
 SCRATCH: list[str] = []

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from benchrun.core.enginebuild import builds
 from benchrun.core.records import Completion
 from benchrun.core.recordvalues import model_digest, same_model_name, weights_said
 
@@ -32,14 +33,16 @@ def _named(said: str, pin: Mapping[str, Any]) -> bool:
 
 
 def model_pin(runner: str, identity: Mapping[str, Any]) -> dict[str, Any] | None:
-    """What says which model answers: its digest (Ollama's, a GGUF's sha256); for runner=openai the served model id,
-    the system_fingerprint of the preflight's answer (null when unknown) and, where the server's model entry says
-    it, what it says of the weights behind that name (`weights_said`: vLLM's root, llama-server's meta), so one name
-    served from other weights is another key. None: nothing pins the model."""
+    """What says which model answers: its digest (Ollama's, a GGUF's sha256) and the build of the engine that runs it
+    (`builds`: an answer of Ollama 0.5 is not Ollama 0.9's, whose llama.cpp is another); for runner=openai the served
+    model id, the system_fingerprint of the preflight's answer (null when unknown) and, where the server's model entry
+    says it, what it says of the weights behind that name (`weights_said`: vLLM's root, llama-server's meta), so one
+    name served from other weights is another key. None: nothing pins the model."""
     if runner == "openai":
         weights = weights_said(dict(identity))
         said = {"answers_as": identity["answers_as"]} if identity.get("answers_as") else {}
         return {"served": identity.get("name"), "system_fingerprint": identity.get("system_fingerprint"),
                 **({"weights": weights} if weights else {}), **said}
     digest = model_digest(dict(identity))
-    return {"digest": digest} if digest else None
+    built = builds(identity)
+    return {"digest": digest, **({"builds": built} if built else {})} if digest else None

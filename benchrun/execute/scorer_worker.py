@@ -30,13 +30,21 @@ import json
 import os
 import random
 import resource
+import signal
 import sys
 import time
 import warnings
 from pathlib import Path
 from typing import IO, Any, Callable
 
-from benchrun.compiler.runstate import limits_now, put_back_limits, put_back_names, put_back_settings, settings_now
+from benchrun.compiler.runstate import (
+    limits_now,
+    logging_now,
+    put_back_limits,
+    put_back_names,
+    put_back_settings,
+    settings_now,
+)
 from benchrun.compiler.scoring import metrics, scorers_in, source_sha256
 from benchrun.core.errors import BenchrunError, os_problem
 from benchrun.core.interrupts import handling_now, ignore_terminal_signals
@@ -112,8 +120,11 @@ class _Found:
     generator's state, numpy's floating-point error handling); so did any variable set past os.environ
     (`os.putenv`, ctypes' `setenv` or `unsetenv`), which the later calls' subprocesses inherited (`cenviron`); so
     did the interpreter's settings of runstate.SETTINGS it changed, a standard descriptor it replaced
-    (`os.dup2(devnull, 2)` to quiet a library, left so: nothing a later call printed reached the log), and a module
-    it replaced or removed in the module table (`_put_back_modules`)."""
+    (`os.dup2(devnull, 2)` to quiet a library, left so: nothing a later call printed reached the log), a module
+    it replaced or removed in the module table (`_put_back_modules`), the descriptor every signal writes a byte to
+    (`signal.set_wakeup_fd`: once closed, whatever file took its number was written a byte per signal) and its logging (a
+    handler added in each call had every later call write each line once more than the call before it; a
+    `logging.disable` hid the later calls' lines from the log)."""
 
     def __init__(self) -> None:
         self.cwd, self.environ, self.signals = os.getcwd(), dict(os.environ), handling_now()
@@ -125,15 +136,21 @@ class _Found:
         self.standard, self.zone = {fd: (_kept(fd), _file_of(fd)) for fd in STANDARD}, _zone()
         self.held = _held_by_libraries()
         self.modules = dict(sys.modules)
+        self.wakeup = signal.set_wakeup_fd(-1)  # Python reads it only by setting another
+        signal.set_wakeup_fd(self.wakeup)
+        self.logging = logging_now()
 
     def put_back(self) -> None:
-        """Builtins, decimal context, signal handling (no timer set), limits, umask, SETTINGS, what libraries hold,
-        standard descriptors, environment (the time zone it says) and working directory as found; a limit whose hard
-        bound the scorer lowered is put back as far as the process may raise it again."""
+        """Builtins, decimal context, signal handling (no timer set, the wakeup descriptor as found), logging, limits,
+        umask, SETTINGS, what libraries hold, standard descriptors, environment (the time zone it says) and working
+        directory as found; a limit whose hard bound the scorer lowered is put back as far as the process may raise it
+        again."""
         put_back_names(vars(builtins), self.builtins)
         _put_back_modules(self.modules)
         decimal.setcontext(self.decimal.copy())
         self.signals()
+        signal.set_wakeup_fd(self.wakeup)
+        self.logging()
         put_back_limits(self.limits)
         os.umask(self.umask)
         put_back_settings(self.settings)

@@ -3,14 +3,16 @@
 scorer_timeout_s), a user or root directory it changed as root (`os.setuid`, `os.chroot`), a thread left running (it
 runs on in the later calls; not a thread of a pool the scorers' modules made as they were imported), a library
 holding state for every caller first imported in the call (numpy's generator seeded there: no state "as first found"
-to put back), an audit hook, a fork handler or a codec search function (`sys.addaudithook`, `os.register_at_fork`,
-`codecs.register`: none can be listed). The process ends after such a call, its reply sent, and the run starts
-another for the next sample. The three that cannot be listed are seen by wrapping their entry points before the
-benchmark's modules are imported (`Watch`): what a module does as it is imported (the scorers' modules, a library
-imported first in a call) is as the first call found it, in every process alike."""
+to put back), an audit hook, a fork handler or a codec search function added or taken away (`sys.addaudithook`,
+`os.register_at_fork`, `codecs.register`, `codecs.unregister`, and `_codecs`' own, which they are: none can be
+listed). The process ends after such a call, its reply sent, and the run starts another for the next sample. The
+three that cannot be listed are seen by wrapping their entry points before the benchmark's modules are imported
+(`Watch`): what a module does as it is imported (the scorers' modules, a library imported first in a call) is as the
+first call found it, in every process alike."""
 
 from __future__ import annotations
 
+import _codecs
 import codecs
 import gc
 import os
@@ -35,7 +37,10 @@ class Watch:
         self.calling = False
         self.noted: list[str] = []
         sys.addaudithook = self._wrapped(sys.addaudithook, "added an audit hook (sys.addaudithook)")
-        codecs.register = self._wrapped(codecs.register, "registered a codec search function (codecs.register)")
+        codecs.register = _codecs.register = self._wrapped(codecs.register, "registered a codec search function "
+                                                                             "(codecs.register)")
+        codecs.unregister = _codecs.unregister = self._wrapped(codecs.unregister, "unregistered a codec search "
+                                                                                 "function (codecs.unregister)")
         fork_handler = self._wrapped(posix.register_at_fork, "registered a fork handler (os.register_at_fork)")
         os.register_at_fork = posix.register_at_fork = fork_handler
 

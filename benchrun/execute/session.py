@@ -7,6 +7,7 @@ import asyncio
 from contextlib import asynccontextmanager, contextmanager
 from typing import Any, AsyncIterator, Callable, Iterator, Mapping, Sequence
 
+from benchrun.archive.sessions import CHANGED
 from benchrun.archive.writer import RunWriter
 from benchrun.compiler.plan import Plan
 from benchrun.console import output
@@ -131,12 +132,17 @@ async def same_models_to_the_end(runner: Runner | None, writer: RunWriter, judge
     the judge model, by another digest than the run was identified with: re-pulled mid-run, some answers (or grades)
     came from each and which cannot be told, so those the run kept in the response cache are deleted there. A
     server that cannot say (it went away) says nothing; the model of a session that asked it nothing (`runner` None:
-    a retry or resume that only grades again) is not asked."""
-    if runner is not None:
-        await same_to_the_end(runner, pinned_as(writer.info.identity), f"model {writer.info.model}", "answers", cache)
-    if judge is not None and judge.runner is not None and writer.info.judge:
-        await same_to_the_end(judge.runner, pinned_as(writer.info.judge["identity"]),
-                              f"the judge model {judge.runner.config.model}", "grades", judge.cache)
+    a retry or resume that only grades again) is not asked. run.json's history says so (`sessions.CHANGED`)."""
+    try:
+        if runner is not None:
+            await same_to_the_end(runner, pinned_as(writer.info.identity), f"model {writer.info.model}", "answers",
+                                  cache)
+        if judge is not None and judge.runner is not None and writer.info.judge:
+            await same_to_the_end(judge.runner, pinned_as(writer.info.judge["identity"]),
+                                  f"the judge model {judge.runner.config.model}", "grades", judge.cache)
+    except RunnerError as err:
+        writer.note({CHANGED: str(err)})
+        raise
 
 
 async def same_to_the_end(runner: Runner, before: str | None, model: str, given: str, cache: RunCache | None,

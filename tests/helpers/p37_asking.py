@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import _codecs
 import asyncio
 import codecs
 import contextlib
@@ -109,7 +110,7 @@ def left_by(monkeypatch: Any, tmp_path: Path, change: Callable[[Any, list[int]],
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.delitem(sys.modules, "p37_registering", raising=False)
     for owner, name in ((sys, "addaudithook"), (os, "register_at_fork"), (posix, "register_at_fork"),
-                        (codecs, "register")):
+                        (codecs, "register"), (_codecs, "register"), (codecs, "unregister"), (_codecs, "unregister")):
         monkeypatch.setattr(owner, name, lambda *args, **kwargs: None)
     monkeypatch.setattr(scorerleft, "HOLDING", ("p37_holding",))
     priority = [0]
