@@ -8,8 +8,8 @@
    that run's own: the engine's build is part of the model's pin in the response cache's key
    (`execute.cachepin.model_pin`)
 3. the descriptor a scorer's call set for signals to wake (`signal.set_wakeup_fd`) stayed for every later call: each
-   signal writes a byte there, once it is closed to whatever file takes its number; put back as the process's other signal handling
-   is (`execute.scorer_worker._Found`)
+   signal writes a byte there, once it is closed to whatever file takes its number; put back as the process's other
+   signal handling is (`execute.scorer_worker._Found`)
 4. a codec search function a scorer's call registered past `codecs.register` (`_codecs.register`, which it is) or
    took away (`codecs.unregister(encodings.search_function)`: a later call's first lookup of a standard codec failed)
    reached every later call: the process ends after such a call, as after `codecs.register` (`execute.scorerleft`)

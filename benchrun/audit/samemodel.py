@@ -41,8 +41,8 @@ async def checked_models(run: Run, plan: Plan, config: dict[str, Any], runner: R
 def check_model(run: Run, identity: dict[str, Any], force: bool, judge: bool = False, command: str = "resume",
                 served: Served | None = None) -> None:
     """Refuse (unless `force`) a model (or with `judge` the judge model) whose digest is not the one the run used, or
-    that another build of its engine runs (`other_build`), naming `command` to give --force to. The name the run's answers gave the model (`served`, read with them) pins
-    it as a digest would (`answered_as`)."""
+    that another build of its engine runs (`other_build`), naming `command` to give --force to. The name the run's
+    answers gave the model (`served`, read with them) pins it as a digest would (`answered_as`)."""
     used = answered_as(run.info.judge.get("identity", {}) if judge else run.info.identity, served or Served(),
                        identity.get("answers_as"))
     before, after = pinned_as(used), pinned_as(identity)

@@ -122,8 +122,8 @@ class _Found:
     did the interpreter's settings of runstate.SETTINGS it changed, a standard descriptor it replaced
     (`os.dup2(devnull, 2)` to quiet a library, left so: nothing a later call printed reached the log), a module
     it replaced or removed in the module table (`_put_back_modules`), the descriptor every signal writes a byte to
-    (`signal.set_wakeup_fd`: once closed, whatever file took its number was written a byte per signal) and its logging (a
-    handler added in each call had every later call write each line once more than the call before it; a
+    (`signal.set_wakeup_fd`: once closed, whatever file took its number was written a byte per signal) and its logging
+    (a handler added in each call had every later call write each line once more than the call before it; a
     `logging.disable` hid the later calls' lines from the log)."""
 
     def __init__(self) -> None:
