@@ -280,8 +280,8 @@ def test_an_override_whose_key_holds_what_hydra_reads_only_in_quotes_is_not_told
                                                                                                      at):
     done = call_benchrun(override, "dry_run=true", cwd=tmp_path)
     assert (done.returncode, done.stderr) == (EXIT["usage"], (
-        f"benchrun: error: the override {override!r}: Hydra's override grammar takes {override[at - 1]!r} (character "
-        f"{at}) in no key, and no key of the config holds it: keys are written in ASCII (runner.model, task.path)\n"))
+        f"benchrun: error: the override {override!r}: Hydra's override grammar takes {override[at - 1]!r} "
+        f"({ascii(override[at - 1])[1:-1]}) (character {at}) in no key, and no key of the config holds it: keys are written in ASCII (runner.model, task.path)\n"))
 
 
 def test_a_sigterm_while_a_completed_run_is_sealed_says_nothing_is_left_to_finish(tmp_path):

@@ -24,6 +24,9 @@ CONFLICT = (b"<<<<<<< ", b">>>>>>> ")
 """The lines git writes around the two versions of a file it could not merge."""
 PIECE = 2**20
 """How much of a file is read at once: a line of gigabytes is never held whole."""
+SCAN = 64 * 2**20
+"""The most of a file read for markers, or back from its end for NUL bytes: a crash loses seconds of writes, not
+gigabytes, and a file planted with gigabytes (a sparse one) is never read whole for what it is."""
 NOT_THE_ID = f"its sha256 is not the manifest id in {RUN}"
 """What a changed manifest.json is said to be when its bytes tell nothing more."""
 
@@ -54,7 +57,7 @@ def _conflict(handle: BinaryIO) -> str | None:
     """Of a file holding a merge's conflict markers (a line opening one, then one closing it), where."""
     handle.seek(0)
     number, opened, start = 0, None, True
-    while piece := handle.readline(PIECE):
+    while handle.tell() < SCAN and (piece := handle.readline(PIECE)):
         number += start
         if start and piece.startswith(CONFLICT[0]) and opened is None:
             opened = number
@@ -67,10 +70,12 @@ def _conflict(handle: BinaryIO) -> str | None:
 
 
 def _zeroed(handle: BinaryIO) -> str | None:
-    """Of a file whose end is NUL bytes, from where."""
+    """Of a file whose end is NUL bytes (within SCAN of its end), from where."""
     end = handle.seek(0, os.SEEK_END)
     start = end
     while start > 0:
+        if end - start >= SCAN:
+            return None
         handle.seek(max(0, start - PIECE))
         piece = handle.read(start - max(0, start - PIECE))
         kept = piece.rstrip(b"\0")

@@ -22,10 +22,11 @@ REPLACEMENT = "\ufffd"
 def name_said(name: str) -> str:
     """`name` quoted as an error names it, its characters outside ASCII escaped beside it (`'tаsk' (t\\u0430sk)`):
     an unknown name written with a Cyrillic `а` looked the same as the known one the error listed beside it. One
-    that does not print (a line break) is said escaped alone."""
+    that does not print (a line break) is said escaped alone; one holding `'` alone in double quotes (`"'"`), as
+    Python quotes it."""
     if not name.isprintable():
         return ascii(name)
-    return _escaped_beside(f"'{name}'", name)
+    return _escaped_beside(f'"{name}"' if "'" in name and '"' not in name else f"'{name}'", name)
 
 
 def _escaped_beside(shown: str, name: str) -> str:
