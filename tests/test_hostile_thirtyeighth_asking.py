@@ -22,6 +22,11 @@
    `execute.session.same_models_to_the_end`), and a resume refuses such a run unless `--force`
 7. what a scorer's call froze for the garbage collector (`gc.freeze()`) stayed frozen for every later call (the cycles
    each call left kept for good): put back as the interpreter's other settings are (`compiler.runstate.SETTINGS`)
+
+Found in review:
+8. an Ollama upgraded while a run asked failed the run, yet the answers it kept in the response cache after the
+   upgrade stayed there under the first version's key, for a later run on that version to take as its own: they are
+   forgotten, as a re-pulled model's are (`execute.session.same_to_the_end`)
 """
 
 from __future__ import annotations
@@ -42,6 +47,7 @@ from tests.helpers.p38_asking import (
     found_by,
     resumed_on,
     upgraded_then_resumed,
+    upgraded_while_cached,
 )
 
 UPGRADED = ("benchrun: error: model llama3.2 is now run by server version '0.13.0', the run's by server version "
@@ -104,3 +110,7 @@ def test_a_run_failed_as_its_server_changed_is_finished_by_a_resume_asking_nothi
 
 def test_objects_a_scorer_froze_for_the_garbage_collector_are_unfrozen_for_the_next_call(tmp_path):
     assert found_by(tmp_path, FREEZING) == [({"s.frozen": 0}, None)] * 3
+
+
+def test_an_ollama_upgraded_mid_run_leaves_none_of_that_runs_answers_in_the_cache(tmp_path):
+    assert upgraded_while_cached(tmp_path) == (True, 0)

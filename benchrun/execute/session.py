@@ -148,12 +148,12 @@ async def same_models_to_the_end(runner: Runner | None, writer: RunWriter, judge
 async def same_to_the_end(runner: Runner, before: str | None, model: str, given: str, cache: RunCache | None,
                           asking: str = "the run", again: str = "run it again") -> None:
     """RunnerError when a server of `runner` now serves `model` by another digest than `before` (a `pinned_as`: or
-    says other weights are behind its name), the answers `asking` (the run, a rescore) kept in `cache` forgotten;
-    `again` is the advice."""
+    says other weights are behind its name), or is another build of its engine (`ServerChanged`), the answers
+    `asking` (the run, a rescore) kept in `cache` forgotten; `again` is the advice."""
     try:
         now = await runner.digests_now()
     except ServerChanged as err:
-        raise RunnerError(f"{err}: {again}") from None
+        raise RunnerError(f"{err}: {again}{_forgotten(cache)}") from None
     except BenchrunError:
         return
     was = model_digest({"digest": before})  # a GGUF's `sha256:` as a server's digest is read

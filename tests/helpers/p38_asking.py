@@ -11,6 +11,7 @@ from benchrun.testing.chat import Reply
 from benchrun.testing.lab import Lab
 from benchrun.testing.ollama_server import FakeOllama
 from tests.helpers.answers import listbench_answer
+from tests.helpers.cacheentry import stats
 from tests.helpers.commands import call_benchrun
 from tests.helpers.p28_asking import Breaks
 from tests.helpers.wire import records
@@ -61,6 +62,25 @@ def asked_by_version(tmp_path: Path, versions: list[str]) -> list[int]:
         asked.append(counting.chats)
     return asked
 
+
+
+def upgraded_while_cached(tmp_path: Path) -> tuple[bool, int]:
+    """(whether the run failed saying its Ollama changed version, how many entries its response cache keeps) for a
+    run of the product task, one chat at a time, on an Ollama saying version 0.12.6 until its first chat, 0.13.0
+    after."""
+    with FakeOllama(responder=listbench_answer, version="0.12.6") as fake:
+        answered = fake.dispatch
+
+        def dispatch(request: Any) -> Any:
+            if request.path == "/api/chat":
+                fake.version = "0.13.0"
+            return answered(request)
+
+        fake.dispatch = dispatch
+        done = call_benchrun(f"runner.host={fake.url}", f"cache_dir={tmp_path / 'cache'}", "task.only=[product]",
+                             "runner.concurrency=1", f"outputs={tmp_path / 'o'}", cwd=tmp_path)
+    said = done.stderr.startswith(f"benchrun: error: Ollama at {fake.url} changed version while it was asked")
+    return (done.returncode == EXIT["runner"] and said), stats(tmp_path / "cache").entries
 
 WAKING = """import os
 import signal
