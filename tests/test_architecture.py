@@ -23,8 +23,9 @@ FILE_NAMES = {layout.CONFIG, layout.MANIFEST, layout.RUN, layout.SUMMARY, layout
               layout.RESCORE_FILE, layout.RESCORE_LOG, layout.SWEEP_FILE, layout.MULTIRUN_FILE}
 
 
+@cache
 def modules() -> dict[str, Path]:
-    """Every module of the stages and the entry, by dotted name."""
+    """Every module of the stages and the entry, by dotted name (read once: every test here asks it in loops)."""
     found = {}
     for path in PACKAGE.rglob("*.py"):
         parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
