@@ -17,7 +17,7 @@ from pathlib import Path
 from types import CodeType
 from typing import Iterable, Iterator, Sequence
 
-from benchrun.compiler.sources import TOP_FILES
+from benchrun.compiler.tasksdir import TOP_FILES
 from benchrun.core.errors import TaskError
 from benchrun.core.filebytes import read_bounded
 

@@ -22,14 +22,12 @@ from benchrun.compiler.data import (
 )
 from benchrun.compiler.files import Bounds, inside, present, read_csv, read_text
 from benchrun.compiler.lookalikes import refuse_lookalikes
-from benchrun.compiler.tasksdir import TASKS_DIR
+from benchrun.compiler.tasksdir import TASKS_DIR, TASKS_FILE, TOP_FILES
 from benchrun.core.errors import TaskError
 from benchrun.core.manifest import PROMPT_ID, Combinations
 from benchrun.core.text import name_said, undecoded
 from benchrun.core.yamlfile import load_yaml
 
-TASKS_FILE = "tasks.yml"
-TOP_FILES = (TASKS_FILE, "custom_scorer.py", "custom_response.py", "judges.yml")
 FOLDER_FILES = ("template.txt", "values.csv", "values.jsonl", "info.yml", "description.txt")
 FOLDER_VALUES = ("values.csv", "values.jsonl")
 TASK_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")

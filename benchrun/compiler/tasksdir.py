@@ -10,6 +10,9 @@ from benchrun.core.errors import ConfigError
 from benchrun.core.home import expanded
 
 TASKS_DIR = "tasks"
+TASKS_FILE = "tasks.yml"
+TOP_FILES = (TASKS_FILE, "custom_scorer.py", "custom_response.py", "judges.yml")
+"""The files of a benchmark folder's top that are its own: its tasks, scorers, response formats and judges."""
 
 
 def tasks_around(bench: str, path: Path) -> str | None:
