@@ -1,0 +1,53 @@
+"""Hostile input, thirty-ninth pass, the archive and audit side (what the thirty-eighth left, then a fresh pass): the
+cases it found bad, each with the rule it now obeys.
+
+What the thirty-eighth pass left:
+
+1. a run folder whose run.json rsync (or Syncthing, or Resilio Sync) is still copying in (`.run.json.Xa9kQ2` in its
+   place, no run.json yet): not listed by `list`, not said by a run id looked up under it, and a sweep's job so left
+   out of the sweep's export; said as iCloud Drive's placeholder was, a row `unreadable` naming the tool copying it
+   (`archive.lookup._walk`, `archive.lookup.own_run`)
+"""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.helpers.archives import synthetic_run
+from tests.helpers.auditcli import audit
+from tests.helpers.p39_archive import arriving
+
+RSYNC = ("rsync is copying it here (.run.json.Xa9kQ2 in its place, what it copied so far): let it finish (or copy it "
+         "again, if it was stopped), then try again")
+
+# -- what the thirty-eighth pass left ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("stand_in", "said"), [
+    (".run.json.Xa9kQ2", RSYNC),
+    (".syncthing.run.json.tmp", "Syncthing is copying it here now (.syncthing.run.json.tmp in its place): let it "
+                                "finish, then try again")])
+def test_a_run_whose_run_json_is_being_copied_in_is_listed_as_arriving(tmp_path, stand_in, said):
+    run_dir = arriving(tmp_path / "r", stand_in)
+    listed = json.loads(audit(tmp_path, "list", str(tmp_path), "--json").stdout)
+    assert [(entry["path"], entry["status"], entry["reason"]) for entry in listed] == [
+        (str(run_dir), "unreadable", f"in '{run_dir}': run.json: {said}")]
+
+
+def test_a_run_id_looked_up_beside_a_run_being_copied_in_says_it(tmp_path):
+    run_dir = arriving(tmp_path / "r", ".run.json.Xa9kQ2")
+    done = audit(tmp_path, "show", "5555", "--root", str(tmp_path))
+    assert (done.returncode, done.stderr) == (
+        4, f"benchrun: error: no run directory or run id '5555' under {tmp_path} that could be read; 1 place under it "
+           f"could not be, the first: in '{run_dir}': run.json: {RSYNC}\n")
+
+
+def test_a_sweeps_job_whose_run_json_is_being_copied_in_is_said_not_left_out(tmp_path):
+    sweep = tmp_path / "sw"
+    arriving(sweep / "0_j0", ".run.json.Xa9kQ2")
+    synthetic_run(sweep / "1_j1", [0, 0], run_id="b" * 12, label="j1")
+    (sweep / "multirun.yaml").write_text("hydra: {}\n")
+    done = audit(tmp_path, "export", str(sweep))
+    assert (done.returncode, done.stdout, done.stderr) == (
+        4, "", f"benchrun: error: in '{sweep / '0_j0'}': run.json: {RSYNC}\n")
