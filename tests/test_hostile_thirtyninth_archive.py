@@ -7,6 +7,15 @@ What the thirty-eighth pass left:
    place, no run.json yet): not listed by `list`, not said by a run id looked up under it, and a sweep's job so left
    out of the sweep's export; said as iCloud Drive's placeholder was, a row `unreadable` naming the tool copying it
    (`archive.lookup._walk`, `archive.lookup.own_run`)
+
+A fresh pass:
+
+2. a run whose wall clock was stepped back a few seconds while it ran (NTP, a virtual machine restored), less than
+   the run took: its span (started_at to ended_at) fell short of the wall time its monotonic clock measured, and
+   verify said `speed.wall_s: summary.json's is 5.0 s, where the run took 2.0 s`, an honest run not intact (and so
+   of a judge call longer than the span); its writer tells a step back by the monotonic clock beside the wall clock
+   and notes it in run.json's history (`clock_stepped_back_s`), and a span so noted bounds no time
+   (`archive.clockstep`, `archive.lineagefields.run_span`)
 """
 from __future__ import annotations
 
@@ -16,7 +25,7 @@ import pytest
 
 from tests.helpers.archives import synthetic_run
 from tests.helpers.auditcli import audit
-from tests.helpers.p39_archive import arriving
+from tests.helpers.p39_archive import arriving, clock_stepped
 
 RSYNC = ("rsync is copying it here (.run.json.Xa9kQ2 in its place, what it copied so far): let it finish (or copy it "
          "again, if it was stopped), then try again")
@@ -51,3 +60,22 @@ def test_a_sweeps_job_whose_run_json_is_being_copied_in_is_said_not_left_out(tmp
     done = audit(tmp_path, "export", str(sweep))
     assert (done.returncode, done.stdout, done.stderr) == (
         4, "", f"benchrun: error: in '{sweep / '0_j0'}': run.json: {RSYNC}\n")
+
+
+# -- a fresh pass ------------------------------------------------------------------------------------------------------
+
+
+def test_a_run_whose_clock_was_stepped_back_a_little_is_intact_and_says_so(tmp_path, monkeypatch):
+    run_dir = clock_stepped(tmp_path / "r", monkeypatch, 3.0)
+    info = json.loads((run_dir / "run.json").read_text())
+    assert (info["started_at"], info["ended_at"], info["history"]) == (
+        "2026-12-07T12:00:00.000000+00:00", "2026-12-07T12:00:02.000000+00:00", [{"clock_stepped_back_s": 3.0}])
+    assert audit(tmp_path, "verify", "r").stdout.splitlines()[-1] == "intact"
+
+
+def test_a_wall_time_past_the_span_of_a_run_whose_clock_held_is_still_said(tmp_path, monkeypatch):
+    run_dir = clock_stepped(tmp_path / "r", monkeypatch, 0.5)
+    assert json.loads((run_dir / "run.json").read_text())["history"] == []
+    said = [line for line in audit(tmp_path, "verify", "r").stdout.splitlines() if line.startswith("FAIL")]
+    assert said == ["FAIL  summary.json: speed.wall_s: summary.json's is 5.0 s, where the run took 2.0 s: show, list "
+                    "and compare read it, export and report read the records"]

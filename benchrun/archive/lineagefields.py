@@ -14,6 +14,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from benchrun.archive.clockstep import CLOCKS_APART_S, stepped
 from benchrun.core.layout import JUDGEMENTS, RESPONSES
 from benchrun.core.manifest import Manifest
 from benchrun.core.records import RunInfo
@@ -160,14 +161,10 @@ def self_derived(info: RunInfo) -> str | None:
     return None
 
 
-CLOCKS_APART_S = 1.0
-"""How far a time a monotonic clock measured in a run may pass the run's span (the system clock's, which NTP may
-step)."""
-
-
 def run_span(info: RunInfo) -> float | None:
-    """Seconds from the run's start to its end, as run.json says them (`span`)."""
-    return span(info.started_at, info.ended_at)
+    """Seconds from the run's start to its end, as run.json says them (`span`); None when its history says the wall
+    clock went back while a session ran (`archive.clockstep`)."""
+    return None if stepped(info.history) else span(info.started_at, info.ended_at)
 
 
 def span(start: Any, end: Any) -> float | None:

@@ -1,0 +1,35 @@
+"""A wall clock stepped back while a session of a run was written (NTP, a virtual machine restored): how its writer
+tells, by the monotonic clock beside it, and how run.json's history says so, so that the run's span (started_at to
+ended_at, the wall clock's) is not read as bounding the times its monotonic clock measured."""
+
+from __future__ import annotations
+
+from time import monotonic
+from typing import Any, Sequence
+
+from benchrun.core.recordvalues import moment_at
+
+STEPPED_BACK = "clock_stepped_back_s"
+"""The key of the history entry of a session whose wall clock went back: by how many seconds, as the monotonic clock
+tells (at least)."""
+CLOCKS_APART_S = 1.0
+"""How far a time a monotonic clock measured in a run may pass the run's span (the system clock's, which NTP may
+step) unsaid."""
+
+
+class WallWatch:
+    """The wall clock's reading `wall` (ISO) as a session begins, with the monotonic clock's at the same moment."""
+
+    def __init__(self, wall: str):
+        self._wall, self._since = moment_at(wall), monotonic()
+
+    def noted(self, history: tuple[dict[str, Any], ...], ended: str) -> tuple[dict[str, Any], ...]:
+        """`history`, with an entry saying how far the wall clock went back when it reads `ended` at the session's
+        end, if it fell behind the monotonic clock by more than CLOCKS_APART_S."""
+        behind = monotonic() - self._since - (moment_at(ended) - self._wall).total_seconds()
+        return (*history, {STEPPED_BACK: round(behind, 6)}) if behind > CLOCKS_APART_S else history
+
+
+def stepped(history: Sequence[dict[str, Any]]) -> bool:
+    """Whether a session of the run saw its wall clock go back (its span then bounds no time)."""
+    return any(STEPPED_BACK in entry for entry in history)
