@@ -15,16 +15,27 @@ A fresh pass:
    verify said `speed.wall_s: summary.json's is 5.0 s, where the run took 2.0 s`, an honest run not intact (and so
    of a judge call longer than the span); its writer tells a step back by the monotonic clock beside the wall clock
    and notes it in run.json's history (`clock_stepped_back_s`), and a span so noted bounds no time
-   (`archive.clockstep`, `archive.lineagefields.run_span`)
+   (`archive.clockstep`, `archive.lineagefields.run_span`); a rescore's span likewise: rescore.json says how far its
+   wall clock went back (`clock_stepped_back_s`), and a rejudged call longer than a span so said is not said
+   (`audit.summarycheck`)
 """
 from __future__ import annotations
 
 import json
+from datetime import datetime
+from pathlib import Path
 
 import pytest
 
+from benchrun.archive import clockstep
+from benchrun.archive.reader import load_run
+from benchrun.audit import rescore as rescoring
+from benchrun.audit import rescore_run
 from tests.helpers.archives import synthetic_run
 from tests.helpers.auditcli import audit
+from tests.helpers.p28_archive import ONE, redigested
+from tests.helpers.p29_archive import calls_rewritten, failed, rejudged
+from tests.helpers.p34_archive import judged_copy
 from tests.helpers.p39_archive import arriving, clock_stepped
 
 RSYNC = ("rsync is copying it here (.run.json.Xa9kQ2 in its place, what it copied so far): let it finish (or copy it "
@@ -79,3 +90,32 @@ def test_a_wall_time_past_the_span_of_a_run_whose_clock_held_is_still_said(tmp_p
     said = [line for line in audit(tmp_path, "verify", "r").stdout.splitlines() if line.startswith("FAIL")]
     assert said == ["FAIL  summary.json: speed.wall_s: summary.json's is 5.0 s, where the run took 2.0 s: show, list "
                     "and compare read it, export and report read the records"]
+
+
+def test_a_rescore_whose_clock_was_stepped_back_says_so(tmp_path, monkeypatch):
+    run_dir = synthetic_run(tmp_path / "r", [1, 0])
+    (tmp_path / "mine.py").write_text(ONE)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(rescoring, "now", lambda: "2026-12-07T12:00:00.000000+00:00")
+    monkeypatch.setattr(clockstep, "monotonic", iter([100.0, 103.0]).__next__)
+    rescore_run(load_run(run_dir), scorers_file="mine.py", only=True)
+    info = json.loads((run_dir / "rescores" / "001" / "rescore.json").read_text())
+    assert (info["started_at"], info["created_at"], info["clock_stepped_back_s"]) == (
+        "2026-12-07T12:00:00.000000+00:00", "2026-12-07T12:00:00.000000+00:00", 3.0)
+
+
+@pytest.fixture(scope="module")
+def rejudge(tmp_path_factory) -> Path:
+    """One run rescored with --rejudge for the module's tests, each of which edits a copy."""
+    return rejudged(tmp_path_factory.mktemp("rejudged"))
+
+
+def test_a_rejudged_call_past_the_span_of_a_rescore_whose_clock_went_back_is_not_said(tmp_path, rejudge):
+    run_dir = judged_copy(tmp_path, rejudge)
+    rescore_dir = run_dir / "rescores" / "001"
+    info = json.loads((rescore_dir / "rescore.json").read_text())
+    took = (datetime.fromisoformat(info["created_at"]) - datetime.fromisoformat(info["started_at"])).total_seconds()
+    calls_rewritten(rescore_dir, lambda calls: calls[0].update(seconds=took + 1.5))
+    assert len(failed(tmp_path, run_dir)) == 1
+    redigested(rescore_dir, "rescore.json", lambda info: info.update(clock_stepped_back_s=1.5))
+    assert audit(tmp_path, "verify", str(run_dir)).stdout.splitlines()[-1] == "intact"

@@ -23,11 +23,15 @@ class WallWatch:
     def __init__(self, wall: str):
         self._wall, self._since = moment_at(wall), monotonic()
 
-    def noted(self, history: tuple[dict[str, Any], ...], ended: str) -> tuple[dict[str, Any], ...]:
-        """`history`, with an entry saying how far the wall clock went back when it reads `ended` at the session's
-        end, if it fell behind the monotonic clock by more than CLOCKS_APART_S."""
+    def behind(self, ended: str) -> float | None:
+        """How far the wall clock went back (its reading `ended` now behind the monotonic clock), when more than
+        CLOCKS_APART_S; None when it did not."""
         behind = monotonic() - self._since - (moment_at(ended) - self._wall).total_seconds()
-        return (*history, {STEPPED_BACK: round(behind, 6)}) if behind > CLOCKS_APART_S else history
+        return round(behind, 6) if behind > CLOCKS_APART_S else None
+
+    def noted(self, history: tuple[dict[str, Any], ...], ended: str) -> tuple[dict[str, Any], ...]:
+        """`history`, with an entry saying how far the wall clock went back, if it did (`behind`), at `ended`."""
+        return history if (behind := self.behind(ended)) is None else (*history, {STEPPED_BACK: behind})
 
 
 def stepped(history: Sequence[dict[str, Any]]) -> bool:

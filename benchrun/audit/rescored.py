@@ -79,6 +79,8 @@ class RescoreInfo(Frozen):
     started_at: str | None = Field(None, exclude_if=lambda started: started is None)
     """When it began scoring: its own judge calls (rejudged) were asked from then to `created_at` (a benchrun before
     the thirty-sixth hostile pass gives none)."""
+    clock_stepped_back_s: float | None = Field(None, exclude_if=lambda behind: behind is None)
+    """How far the wall clock went back while it scored (`archive.clockstep`): its span then bounds no time."""
 
     @field_validator("judge")
     @classmethod
