@@ -18,6 +18,11 @@ A fresh pass:
    (`archive.clockstep`, `archive.lineagefields.run_span`); a rescore's span likewise: rescore.json says how far its
    wall clock went back (`clock_stepped_back_s`), and a rejudged call longer than a span so said is not said
    (`audit.summarycheck`)
+3. an option of benchrun-audit taking one value given twice with other values (`list --model a --model b`, `export
+   --output a.csv --output b.csv`, `compare --metric`, `rescore --rejudge judge.model=x --rejudge judge.host=y`): the
+   last kept and the first dropped unsaid (a list of none of the runs of model a, one file of two written, one
+   override of two); refused in one line naming the option and both values, exit 2, as a key given twice is; the
+   same value given twice is that value (`audit.onceoptions`, every option of every command)
 """
 from __future__ import annotations
 
@@ -119,3 +124,23 @@ def test_a_rejudged_call_past_the_span_of_a_rescore_whose_clock_went_back_is_not
     assert len(failed(tmp_path, run_dir)) == 1
     redigested(rescore_dir, "rescore.json", lambda info: info.update(clock_stepped_back_s=1.5))
     assert audit(tmp_path, "verify", str(run_dir)).stdout.splitlines()[-1] == "intact"
+
+
+@pytest.mark.parametrize(("args", "said"), [
+    (["list", "--model", "m", "--model", "x"], "list: error: argument --model: given twice, as 'm' and 'x'"),
+    (["export", "r", "--output", "a.csv", "--output", "b.csv"],
+     "export: error: argument --output: given twice, as 'a.csv' and 'b.csv'"),
+    (["rescore", "r", "--rejudge", "judge.model=x", "--rejudge", "judge.host=http://127.0.0.1:9"],
+     "rescore: error: argument --rejudge: given twice, as 'judge.model=x' and 'judge.host=http://127.0.0.1:9'")])
+def test_an_option_of_one_value_given_twice_is_refused(tmp_path, args, said):
+    synthetic_run(tmp_path / "r", [1, 0])
+    done = audit(tmp_path, *args)
+    assert (done.returncode, done.stderr.splitlines()[-1]) == (
+        2, f"benchrun-audit {said}: which one is meant? give it once")
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["r"]
+
+
+def test_an_option_given_twice_with_one_value_is_that_value(tmp_path):
+    synthetic_run(tmp_path / "r", [1, 0])
+    done = audit(tmp_path, "export", "r", "--format", "jsonl", "--format", "jsonl", "--output", "a.jsonl")
+    assert (done.returncode, len((tmp_path / "a.jsonl").read_text().splitlines())) == (0, 4)
