@@ -14,10 +14,10 @@ A fresh pass:
    the run took: its span (started_at to ended_at) fell short of the wall time its monotonic clock measured, and
    verify said `speed.wall_s: summary.json's is 5.0 s, where the run took 2.0 s`, an honest run not intact (and so
    of a judge call longer than the span); its writer tells a step back by the monotonic clock beside the wall clock
-   and notes it in run.json's history (`clock_stepped_back_s`), and a span so noted bounds no time
-   (`archive.clockstep`, `archive.lineagefields.run_span`); a rescore's span likewise: rescore.json says how far its
-   wall clock went back (`clock_stepped_back_s`), and a rejudged call longer than a span so said is not said
-   (`audit.summarycheck`)
+   and notes how far in run.json's history (`clock_stepped_back_s`), which the span is read with: the run took 5.0 s
+   (`archive.clockstep`, `archive.lineagefields.run_span`); a wall time past that is still said. A rescore's span
+   likewise: rescore.json says how far its wall clock went back (`clock_stepped_back_s`), which a rejudged call's
+   time is bounded with (`audit.summarycheck`)
 3. an option of benchrun-audit taking one value given twice with other values (`list --model a --model b`, `export
    --output a.csv --output b.csv`, `compare --metric`, `rescore --rejudge judge.model=x --rejudge judge.host=y`): the
    last kept and the first dropped unsaid (a list of none of the runs of model a, one file of two written, one
@@ -89,12 +89,14 @@ def test_a_run_whose_clock_was_stepped_back_a_little_is_intact_and_says_so(tmp_p
     assert audit(tmp_path, "verify", "r").stdout.splitlines()[-1] == "intact"
 
 
-def test_a_wall_time_past_the_span_of_a_run_whose_clock_held_is_still_said(tmp_path, monkeypatch):
-    run_dir = clock_stepped(tmp_path / "r", monkeypatch, 0.5)
-    assert json.loads((run_dir / "run.json").read_text())["history"] == []
+@pytest.mark.parametrize(("measured_s", "history", "took"), [(0.5, [], "2.0"),
+                                                              (1.5, [{"clock_stepped_back_s": 1.5}], "3.5")])
+def test_a_wall_time_past_the_span_and_the_clocks_step_is_still_said(tmp_path, monkeypatch, measured_s, history, took):
+    run_dir = clock_stepped(tmp_path / "r", monkeypatch, measured_s)
+    assert json.loads((run_dir / "run.json").read_text())["history"] == history
     said = [line for line in audit(tmp_path, "verify", "r").stdout.splitlines() if line.startswith("FAIL")]
-    assert said == ["FAIL  summary.json: speed.wall_s: summary.json's is 5.0 s, where the run took 2.0 s: show, list "
-                    "and compare read it, export and report read the records"]
+    assert said == [f"FAIL  summary.json: speed.wall_s: summary.json's is 5.0 s, where the run took {took} s: show, "
+                    "list and compare read it, export and report read the records"]
 
 
 def test_a_rescore_whose_clock_was_stepped_back_says_so(tmp_path, monkeypatch):
@@ -120,10 +122,14 @@ def test_a_rejudged_call_past_the_span_of_a_rescore_whose_clock_went_back_is_not
     rescore_dir = run_dir / "rescores" / "001"
     info = json.loads((rescore_dir / "rescore.json").read_text())
     took = (datetime.fromisoformat(info["created_at"]) - datetime.fromisoformat(info["started_at"])).total_seconds()
-    calls_rewritten(rescore_dir, lambda calls: calls[0].update(seconds=took + 1.5))
+    calls_rewritten(rescore_dir, lambda calls: calls[0].update(seconds=took + 2.5))
     assert len(failed(tmp_path, run_dir)) == 1
-    redigested(rescore_dir, "rescore.json", lambda info: info.update(clock_stepped_back_s=1.5))
+    redigested(rescore_dir, "rescore.json", lambda info: info.update(clock_stepped_back_s=2.0))
     assert audit(tmp_path, "verify", str(run_dir)).stdout.splitlines()[-1] == "intact"
+    redigested(rescore_dir, "rescore.json", lambda info: info.update(clock_stepped_back_s=0.25))
+    assert failed(tmp_path, run_dir) == [
+        f"FAIL  rescores/001/judgements.jsonl: line 1 gives seconds {took + 2.5}, more than the {round(took + 0.25, 6)} "
+        "s from rescores/001/rescore.json's started_at to its created_at, in which the rescore asked it"]
 
 
 @pytest.mark.parametrize(("args", "said"), [

@@ -1,13 +1,13 @@
 """A wall clock stepped back while a session of a run was written (NTP, a virtual machine restored): how its writer
-tells, by the monotonic clock beside it, and how run.json's history says so, so that the run's span (started_at to
-ended_at, the wall clock's) is not read as bounding the times its monotonic clock measured."""
+tells, by the monotonic clock beside it, and how run.json's history says how far, so that the run's span (started_at
+to ended_at, the wall clock's) is read with it as bounding the times its monotonic clock measured."""
 
 from __future__ import annotations
 
 from time import monotonic
 from typing import Any, Sequence
 
-from benchrun.core.recordvalues import moment_at
+from benchrun.core.recordvalues import is_seconds, moment_at
 
 STEPPED_BACK = "clock_stepped_back_s"
 """The key of the history entry of a session whose wall clock went back: by how many seconds, as the monotonic clock
@@ -34,6 +34,6 @@ class WallWatch:
         return history if (behind := self.behind(ended)) is None else (*history, {STEPPED_BACK: behind})
 
 
-def stepped(history: Sequence[dict[str, Any]]) -> bool:
-    """Whether a session of the run saw its wall clock go back (its span then bounds no time)."""
-    return any(STEPPED_BACK in entry for entry in history)
+def stepped_back(history: Sequence[dict[str, Any]]) -> float:
+    """How far the run's history says its wall clock went back in all (its sessions' entries that give seconds)."""
+    return sum(back for entry in history if is_seconds(back := entry.get(STEPPED_BACK)))
