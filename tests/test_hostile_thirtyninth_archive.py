@@ -15,7 +15,8 @@ A fresh pass:
    verify said `speed.wall_s: summary.json's is 5.0 s, where the run took 2.0 s`, an honest run not intact (and so
    of a judge call longer than the span); its writer tells a step back by the monotonic clock beside the wall clock
    and notes how far in run.json's history (`clock_stepped_back_s`), which the span is read with: the run took 5.0 s
-   (`archive.clockstep`, `archive.lineagefields.run_span`); a wall time past that is still said. A rescore's span
+   (`archive.clockstep`, `archive.lineagefields.run_span`), and `show` says beside its start and end; a wall time
+   past that is still said. A rescore's span
    likewise: rescore.json says how far its wall clock went back (`clock_stepped_back_s`), which a rejudged call's
    time is bounded with (`audit.summarycheck`)
 3. an option of benchrun-audit taking one value given twice with other values (`list --model a --model b`, `export
@@ -87,6 +88,9 @@ def test_a_run_whose_clock_was_stepped_back_a_little_is_intact_and_says_so(tmp_p
     assert (info["started_at"], info["ended_at"], info["history"]) == (
         "2026-12-07T12:00:00.000000+00:00", "2026-12-07T12:00:02.000000+00:00", [{"clock_stepped_back_s": 3.0}])
     assert audit(tmp_path, "verify", "r").stdout.splitlines()[-1] == "intact"
+    assert audit(tmp_path, "show", "r").stdout.splitlines()[3].rstrip() == (
+        "started      2026-12-07T12:00:00.000000+00:00  ended 2026-12-07T12:00:02.000000+00:00  (the clock went back 3 "
+        "s while it ran: it took that much longer)")
 
 
 @pytest.mark.parametrize(("measured_s", "history", "took"), [(0.5, [], "2.0"),

@@ -37,3 +37,9 @@ class WallWatch:
 def stepped_back(history: Sequence[dict[str, Any]]) -> float:
     """How far the run's history says its wall clock went back in all (its sessions' entries that give seconds)."""
     return sum(back for entry in history if is_seconds(back := entry.get(STEPPED_BACK)))
+
+
+def clock_said(history: Sequence[dict[str, Any]]) -> str:
+    """What `show` says beside the run's start and end of a wall clock that went back while it ran; empty if none."""
+    back = stepped_back(history)
+    return f"  (the clock went back {back:g} s while it ran: it took that much longer)" if back else ""
