@@ -24,10 +24,17 @@ A fresh pass:
    last kept and the first dropped unsaid (a list of none of the runs of model a, one file of two written, one
    override of two); refused in one line naming the option and both values, exit 2, as a key given twice is; the
    same value given twice is that value (`audit.onceoptions`, every option of every command)
+4. a run whose seal.json or summary.json rsync is still copying in (`.seal.json.Xa9kQ2` in its place): `list` said
+   `seal.json: missing: the run ended (completed) but nothing covers run.json, so what it says cannot be trusted`
+   (and `summary.json: missing`), show and verify the same of the seal, where the record files were said to be
+   rsync's copy; and a killed run's records.sha256 so copied: `cannot locate changes: records.sha256 is missing`. A
+   file of the run missing is said with where it is kept instead, wherever it is said (`core.filebytes.missing_because`,
+   `archive.headline.seal_missing`, used by `headline`, `trust`, `audit.verify`, `audit.digests`)
 """
 from __future__ import annotations
 
 import json
+import os
 from datetime import datetime
 from pathlib import Path
 
@@ -154,3 +161,27 @@ def test_an_option_given_twice_with_one_value_is_that_value(tmp_path):
     synthetic_run(tmp_path / "r", [1, 0])
     done = audit(tmp_path, "export", "r", "--format", "jsonl", "--format", "jsonl", "--output", "a.jsonl")
     assert (done.returncode, len((tmp_path / "a.jsonl").read_text().splitlines())) == (0, 4)
+
+
+@pytest.mark.parametrize(("name", "said"), [
+    ("seal.json", "seal.json: missing: the run ended (completed) but nothing covers run.json: "),
+    ("summary.json", "summary.json: missing: ")])
+def test_a_seal_or_summary_being_copied_in_is_said_to_be_by_list_and_verify(tmp_path, name, said):
+    run_dir = synthetic_run(tmp_path / "r", [1, 0])
+    os.rename(run_dir / name, run_dir / f".{name}.Xa9kQ2")
+    copying = RSYNC.replace("run.json", name)
+    listed = json.loads(audit(tmp_path, "list", str(tmp_path), "--json").stdout)
+    assert [entry["reason"] for entry in listed] == [
+        f"in '{run_dir}': run 555555555555: {said}{copying}, so what it says cannot be trusted; benchrun-audit verify "
+        f"{run_dir} says what changed"]
+    failed_lines = [line for line in audit(tmp_path, "verify", "r").stdout.splitlines() if line.startswith("FAIL")]
+    assert failed_lines[0].endswith(f": {copying}")
+
+
+def test_the_records_sha256_of_a_killed_run_being_copied_in_is_said_to_be_by_verify(tmp_path):
+    run_dir = synthetic_run(tmp_path / "r", [1, 0], finish=False)
+    os.rename(run_dir / "records.sha256", run_dir / ".records.sha256.Xa9kQ2")
+    copying = RSYNC.replace("run.json", "records.sha256")
+    said = [line for line in audit(tmp_path, "verify", "r").stdout.splitlines() if "records.sha256 is" in line]
+    assert said == [f"FAIL  {name}: cannot locate changes: records.sha256 is missing: {copying}"
+                    for name in ("responses.jsonl", "scores.jsonl")]

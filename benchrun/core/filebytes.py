@@ -41,6 +41,11 @@ def missing(path: Path, held: str = "") -> str:
     return f"{what}: {cloud}" if not there and (cloud := kept_elsewhere(path)) else what
 
 
+def missing_because(path: Path, why: str) -> str:
+    """`missing: why` of a file that is not there, and where it is kept instead (`kept_elsewhere`), if it is."""
+    return f"missing: {why}" + (f": {where}" if (where := kept_elsewhere(path)) else "")
+
+
 SYNCING = {"Syncthing": (".syncthing.{}.tmp", "~syncthing~{}.tmp"), "Resilio Sync": ("{}.!sync",)}
 """The names a sync tool gives a file while it copies it in, by tool: `{}` the file's name."""
 
