@@ -30,6 +30,9 @@ A fresh pass:
    rsync's copy; and a killed run's records.sha256 so copied: `cannot locate changes: records.sha256 is missing`. A
    file of the run missing is said with where it is kept instead, wherever it is said (`core.filebytes.missing_because`,
    `archive.headline.seal_missing`, used by `headline`, `trust`, `audit.verify`, `audit.digests`)
+5. a rescore whose rescore.json rsync is still copying in: verify said `ok rescores/001: unfinished (no rescore.json:
+   it was stopped): claims nothing, not checked`, and the run intact; said to be rsync's copy, and not intact until it
+   has come (`audit.rescorecheck._claims`)
 """
 from __future__ import annotations
 
@@ -46,7 +49,7 @@ from benchrun.audit import rescore as rescoring
 from benchrun.audit import rescore_run
 from tests.helpers.archives import synthetic_run
 from tests.helpers.auditcli import audit
-from tests.helpers.p28_archive import ONE, redigested
+from tests.helpers.p28_archive import ONE, redigested, rescored
 from tests.helpers.p29_archive import calls_rewritten, failed, rejudged
 from tests.helpers.p34_archive import judged_copy
 from tests.helpers.p39_archive import arriving, clock_stepped
@@ -185,3 +188,12 @@ def test_the_records_sha256_of_a_killed_run_being_copied_in_is_said_to_be_by_ver
     said = [line for line in audit(tmp_path, "verify", "r").stdout.splitlines() if "records.sha256 is" in line]
     assert said == [f"FAIL  {name}: cannot locate changes: records.sha256 is missing: {copying}"
                     for name in ("responses.jsonl", "scores.jsonl")]
+
+
+def test_a_rescore_json_being_copied_in_is_said_to_be_not_a_stopped_rescore(tmp_path):
+    run_dir = rescored(tmp_path)
+    os.rename(run_dir / "rescores" / "001" / "rescore.json", run_dir / "rescores" / "001" / ".rescore.json.Xa9kQ2")
+    done = audit(tmp_path, "verify", str(run_dir))
+    assert [line for line in done.stdout.splitlines() if "rescores/001" in line] == [
+        f"FAIL  rescores/001/rescore.json: missing: {RSYNC.replace('run.json', 'rescore.json')}"]
+    assert done.returncode == 1
