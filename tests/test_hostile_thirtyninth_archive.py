@@ -6,7 +6,11 @@ What the thirty-eighth pass left:
 1. a run folder whose run.json rsync (or Syncthing, or Resilio Sync) is still copying in (`.run.json.Xa9kQ2` in its
    place, no run.json yet): not listed by `list`, not said by a run id looked up under it, and a sweep's job so left
    out of the sweep's export; said as iCloud Drive's placeholder was, a row `unreadable` naming the tool copying it
-   (`archive.lookup._walk`, `archive.lookup.own_run`)
+   (`archive.lookup._walk`, `archive.lookup.own_run`). rsync (3.5.0, watched copying a run) copies a run's files in
+   name order, run.json among the last, so for most of a copy the folder holds config.yaml, manifest.json,
+   records.sha256 and `.responses.jsonl.WkfvDV`, no run.json: said too, by the first file of the run's it is bringing
+   (`archive.arriving.run_arriving`); and `rsync --delay-updates` holds what it copied in `.~tmp~/` until the copy
+   ends: `.~tmp~/run.json` is said to be rsync's (`core.filebytes.RSYNC_HELD`)
 
 A fresh pass:
 
@@ -52,7 +56,7 @@ from tests.helpers.auditcli import audit
 from tests.helpers.p28_archive import ONE, redigested, rescored
 from tests.helpers.p29_archive import calls_rewritten, failed, rejudged
 from tests.helpers.p34_archive import judged_copy
-from tests.helpers.p39_archive import arriving, clock_stepped
+from tests.helpers.p39_archive import arriving, clock_stepped, first_files_copied
 
 RSYNC = ("rsync is copying it here (.run.json.Xa9kQ2 in its place, what it copied so far): let it finish (or copy it "
          "again, if it was stopped), then try again")
@@ -69,6 +73,25 @@ def test_a_run_whose_run_json_is_being_copied_in_is_listed_as_arriving(tmp_path,
     listed = json.loads(audit(tmp_path, "list", str(tmp_path), "--json").stdout)
     assert [(entry["path"], entry["status"], entry["reason"]) for entry in listed] == [
         (str(run_dir), "unreadable", f"in '{run_dir}': run.json: {said}")]
+
+
+def test_a_run_whose_first_files_rsync_has_copied_is_listed_as_arriving(tmp_path):
+    run_dir = first_files_copied(tmp_path / "r")
+    said = ("no run.json yet, and responses.jsonl: rsync is copying it here (.responses.jsonl.WkfvDV in its place, "
+            "what it copied so far): let it finish (or copy it again, if it was stopped), then try again")
+    listed = json.loads(audit(tmp_path, "list", str(tmp_path), "--json").stdout)
+    assert [(entry["path"], entry["reason"]) for entry in listed] == [(str(run_dir), f"in '{run_dir}': {said}")]
+    done = audit(tmp_path, "verify", "r")
+    assert (done.returncode, done.stderr) == (
+        4, f"benchrun: error: in 'r': not a run directory (no run.json); {said}\n")
+
+
+def test_a_run_json_rsync_holds_until_its_copy_ends_is_listed_as_arriving(tmp_path):
+    run_dir = arriving(tmp_path / "r", ".~tmp~/run.json")
+    listed = json.loads(audit(tmp_path, "list", str(tmp_path), "--json").stdout)
+    assert [entry["reason"] for entry in listed] == [
+        f"in '{run_dir}': run.json: rsync is copying it here (.~tmp~/run.json in its place, held there until the "
+        "whole copy has come): let it finish (or copy it again, if it was stopped), then try again"]
 
 
 def test_a_run_id_looked_up_beside_a_run_being_copied_in_says_it(tmp_path):

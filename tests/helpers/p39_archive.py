@@ -14,10 +14,21 @@ from tests.helpers import archives
 
 
 def arriving(root: Path, stand_in: str) -> Path:
-    """A run whose run.json a copy in progress holds under `stand_in` (rsync's `.run.json.Xa9kQ2`), none yet in its
-    place."""
+    """A run whose run.json a copy in progress holds under `stand_in` (rsync's `.run.json.Xa9kQ2`, or its
+    `.~tmp~/run.json`), none yet in its place."""
     run_dir = archives.synthetic_run(root, [1, 0])
+    (run_dir / stand_in).parent.mkdir(exist_ok=True)
     os.rename(run_dir / "run.json", run_dir / stand_in)
+    return run_dir
+
+
+def first_files_copied(root: Path) -> Path:
+    """A folder as rsync leaves it copying a run in (its files in name order): config.yaml, manifest.json and
+    records.sha256 copied, responses.jsonl coming as `.responses.jsonl.WkfvDV`, the rest not yet there."""
+    run_dir = archives.synthetic_run(root, [1, 0])
+    os.rename(run_dir / "responses.jsonl", run_dir / ".responses.jsonl.WkfvDV")
+    for name in ("run.json", "run.lock", "scores.jsonl", "seal.json", "summary.json"):
+        (run_dir / name).unlink()
     return run_dir
 
 
