@@ -34,6 +34,10 @@ A fresh pass:
    rsync's copy; and a killed run's records.sha256 so copied: `cannot locate changes: records.sha256 is missing`. A
    file of the run missing is said with where it is kept instead, wherever it is said (`core.filebytes.missing_because`,
    `archive.headline.seal_missing`, used by `headline`, `trust`, `audit.verify`, `audit.digests`)
+   Real rsync copying a finished run: once run.json has come, while scores.jsonl is still coming (seal.json and
+   summary.json after it), `list` said `seal.json: missing: the run ended (completed) but nothing covers run.json, so
+   what it says cannot be trusted`, verify likewise; a missing seal is said with the copy still bringing the run in
+   (`archive.headline.seal_missing`, `archive.arriving.file_arriving`)
 5. a rescore whose rescore.json rsync is still copying in: verify said `ok rescores/001: unfinished (no rescore.json:
    it was stopped): claims nothing, not checked`, and the run intact; said to be rsync's copy, and not intact until it
    has come (`audit.rescorecheck._claims`)
@@ -202,6 +206,20 @@ def test_a_seal_or_summary_being_copied_in_is_said_to_be_by_list_and_verify(tmp_
         f"{run_dir} says what changed"]
     failed_lines = [line for line in audit(tmp_path, "verify", "r").stdout.splitlines() if line.startswith("FAIL")]
     assert failed_lines[0].endswith(f": {copying}")
+
+
+def test_a_run_whose_scores_rsync_is_still_copying_is_not_said_to_be_unsealed(tmp_path):
+    run_dir = synthetic_run(tmp_path / "r", [1, 0])
+    for name in ("seal.json", "summary.json"):  # rsync copies them after scores.jsonl
+        (run_dir / name).unlink()
+    os.rename(run_dir / "scores.jsonl", run_dir / ".scores.jsonl.inFBte")
+    said = ("seal.json: missing: the run ended (completed) but nothing covers run.json yet: a copy is still bringing "
+            f"the run here (scores.jsonl: {RSYNC.replace('.run.json.Xa9kQ2', '.scores.jsonl.inFBte')})")
+    listed = json.loads(audit(tmp_path, "list", str(tmp_path), "--json").stdout)
+    assert [entry["reason"] for entry in listed] == [
+        f"in '{run_dir}': run 555555555555: {said}, so what it says cannot be trusted; benchrun-audit verify {run_dir} "
+        "says what changed"]
+    assert f"FAIL  {said}" in audit(tmp_path, "verify", "r").stdout.splitlines()
 
 
 def test_the_records_sha256_of_a_killed_run_being_copied_in_is_said_to_be_by_verify(tmp_path):

@@ -17,8 +17,13 @@ def run_arriving(folder: Path) -> str | None:
     (`run.json: iCloud Drive keeps it ...`), else the first other file's; None when none is."""
     if where := kept_elsewhere(folder / RUN):
         return f"{RUN}: {where}"
-    return next((f"no {RUN} yet, and {name}: {where}" for name in RUN_FILES
-                 if name != RUN and (where := kept_elsewhere(folder / name))), None)
+    return None if (found := file_arriving(folder)) is None else f"no {RUN} yet, and {found[0]}: {found[1]}"
+
+
+def file_arriving(folder: Path) -> tuple[str, str] | None:
+    """The first of a run's files in `folder` kept elsewhere (being copied in, in the cloud), and where; None when
+    none is."""
+    return next(((name, where) for name in RUN_FILES if (where := kept_elsewhere(folder / name))), None)
 
 
 def may_be_arriving(names: Iterable[str]) -> bool:

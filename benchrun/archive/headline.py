@@ -9,6 +9,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from benchrun.archive.arriving import file_arriving
 from benchrun.core.advice import audit_command
 from benchrun.core.errors import ArchiveError
 from benchrun.core.filebytes import missing, missing_because
@@ -44,9 +45,12 @@ def headline_unverified(run: Run) -> str | None:
 
 
 def seal_missing(run: Run) -> str:
-    """Why a run that ended has no seal.json, as said after its name: nothing covers its run.json (or a copy is
-    bringing the seal in, `core.filebytes.kept_elsewhere`)."""
-    return missing_because(run.path / SEAL, f"the run ended ({run.info.status}) but nothing covers {RUN}")
+    """Why a run that ended has no seal.json, as said after its name: nothing covers its run.json, or a copy is still
+    bringing the run in (`archive.arriving.file_arriving`: rsync copies seal.json among its last files)."""
+    why = f"the run ended ({run.info.status}) but nothing covers {RUN}"
+    if (found := file_arriving(run.path)) is None or found[0] == SEAL:
+        return missing_because(run.path / SEAL, why)
+    return f"missing: {why} yet: a copy is still bringing the run here ({found[0]}: {found[1]})"
 
 
 def summary_dropped(run: Run) -> str | None:
