@@ -46,8 +46,6 @@ from __future__ import annotations
 
 import json
 import os
-from datetime import datetime
-from pathlib import Path
 
 import pytest
 
@@ -59,8 +57,7 @@ from tests.helpers.archives import synthetic_run
 from tests.helpers.auditcli import audit
 from tests.helpers.p28_archive import ONE, redigested, rescored
 from tests.helpers.p29_archive import calls_rewritten, failed, rejudged
-from tests.helpers.p34_archive import judged_copy
-from tests.helpers.p39_archive import arriving, clock_stepped, first_files_copied
+from tests.helpers.p39_archive import arriving, clock_stepped, first_files_copied, rescore_span
 
 RSYNC = ("rsync is copying it here (.run.json.Xa9kQ2 in its place, what it copied so far): let it finish (or copy it "
          "again, if it was stopped), then try again")
@@ -152,19 +149,11 @@ def test_a_rescore_whose_clock_was_stepped_back_says_so(tmp_path, monkeypatch):
         "2026-12-07T12:00:00.000000+00:00", "2026-12-07T12:00:00.000000+00:00", 3.0)
 
 
-@pytest.fixture(scope="module")
-def rejudge(tmp_path_factory) -> Path:
-    """One run rescored with --rejudge for the module's tests, each of which edits a copy."""
-    return rejudged(tmp_path_factory.mktemp("rejudged"))
-
-
-def test_a_rejudged_call_past_the_span_of_a_rescore_whose_clock_went_back_is_not_said(tmp_path, rejudge):
-    run_dir = judged_copy(tmp_path, rejudge)
+def test_a_rejudged_call_past_the_span_of_a_rescore_whose_clock_went_back_is_not_said(tmp_path):
+    run_dir = rejudged(tmp_path)
     rescore_dir = run_dir / "rescores" / "001"
-    info = json.loads((rescore_dir / "rescore.json").read_text())
-    took = (datetime.fromisoformat(info["created_at"]) - datetime.fromisoformat(info["started_at"])).total_seconds()
-    calls_rewritten(rescore_dir, lambda calls: calls[0].update(seconds=took + 2.5))
-    assert len(failed(tmp_path, run_dir)) == 1
+    took = rescore_span(rescore_dir)
+    calls_rewritten(rescore_dir, lambda calls: calls[0].update(seconds=took + 2.5))  # said without a step (36th pass)
     redigested(rescore_dir, "rescore.json", lambda info: info.update(clock_stepped_back_s=2.0))
     assert audit(tmp_path, "verify", str(run_dir)).stdout.splitlines()[-1] == "intact"
     redigested(rescore_dir, "rescore.json", lambda info: info.update(clock_stepped_back_s=0.25))

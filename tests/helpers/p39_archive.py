@@ -3,6 +3,7 @@ copied in, and runs whose wall clock was stepped back while they ran."""
 
 from __future__ import annotations
 
+import json
 import os
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -42,3 +43,9 @@ def clock_stepped(root: Path, monkeypatch: pytest.MonkeyPatch, measured_s: float
     monkeypatch.setattr(clockstep, "monotonic", iter([100.0, 100.0 + measured_s]).__next__)
     monkeypatch.setattr(archives, "ANSWER_S", 5.0)
     return archives.synthetic_run(root, [1, 0])
+
+
+def rescore_span(rescore_dir: Path) -> float:
+    """Seconds from the start of the rescore in `rescore_dir` to its end, as its rescore.json gives them."""
+    info = json.loads((rescore_dir / "rescore.json").read_text())
+    return (datetime.fromisoformat(info["created_at"]) - datetime.fromisoformat(info["started_at"])).total_seconds()
