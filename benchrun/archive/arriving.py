@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 from typing import Iterable
 
-from benchrun.core.filebytes import kept_elsewhere
+from benchrun.core.filebytes import RSYNC_HELD, kept_elsewhere
 from benchrun.core.layout import RUN, RUN_FILES
 
 
@@ -27,9 +27,10 @@ def file_arriving(folder: Path) -> tuple[str, str] | None:
 
 
 def may_be_arriving(names: Iterable[str]) -> bool:
-    """Whether a folder's entries `names` may show a run arriving (`run_arriving`): one is hidden (what iCloud Drive,
-    rsync and Syncthing put in a file's place) or a sync tool's; a cheap look before the folder is searched."""
-    return any(name.startswith((".", "~")) or name.endswith(".!sync") for name in names)
+    """Whether a folder's entries `names` may show a run arriving (`run_arriving`): one holds the name of a run's file
+    (what iCloud Drive, rsync and the sync tools put in a file's place do), or is rsync's RSYNC_HELD; a cheap look
+    before the folder is searched (a `.DS_Store` in every folder is none)."""
+    return any(name == RSYNC_HELD or any(file in name for file in RUN_FILES) for name in names)
 
 
 def arriving_run(folder: Path) -> bool:
