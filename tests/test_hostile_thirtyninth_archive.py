@@ -41,18 +41,22 @@ A fresh pass:
 5. a rescore whose rescore.json rsync is still copying in: verify said `ok rescores/001: unfinished (no rescore.json:
    it was stopped): claims nothing, not checked`, and the run intact; said to be rsync's copy, and not intact until it
    has come (`audit.rescorecheck._claims`)
+6. `list` of runs being deleted (`rm -rf`) as it reads them: a run whose seal.json went before its run.json was
+   listed `unreadable: seal.json: missing ... so what it says cannot be trusted`; a run whose run.json is gone by the
+   time its row is checked is passed over, as a folder deleted while walked is (`audit.listing.listed_runs`)
 """
 from __future__ import annotations
 
 import json
 import os
+import shutil
 
 import pytest
 
 from benchrun.archive import clockstep
 from benchrun.archive.reader import load_run
+from benchrun.audit import listing, rescore_run
 from benchrun.audit import rescore as rescoring
-from benchrun.audit import rescore_run
 from tests.helpers.archives import synthetic_run
 from tests.helpers.auditcli import audit
 from tests.helpers.p28_archive import ONE, redigested, rescored
@@ -227,3 +231,17 @@ def test_a_rescore_json_being_copied_in_is_said_to_be_not_a_stopped_rescore(tmp_
     assert [line for line in done.stdout.splitlines() if "rescores/001" in line] == [
         f"FAIL  rescores/001/rescore.json: missing: {RSYNC.replace('run.json', 'rescore.json')}"]
     assert done.returncode == 1
+
+
+def test_a_run_deleted_while_list_reads_it_is_passed_over(tmp_path, monkeypatch):
+    synthetic_run(tmp_path / "a", [1, 0], run_id="a" * 12)
+    synthetic_run(tmp_path / "b", [1, 0], run_id="b" * 12)
+    checked = listing.listed
+
+    def deleted_meanwhile(run):  # `rm -rf` reached the run between its run.json read and its row's check
+        if run.id == "a" * 12:
+            shutil.rmtree(run.path)
+        return checked(run)
+
+    monkeypatch.setattr(listing, "listed", deleted_meanwhile)
+    assert [entry.to_json()["path"] for entry in listing.list_runs(tmp_path)] == [str(tmp_path / "b")]
