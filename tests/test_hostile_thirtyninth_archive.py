@@ -163,7 +163,8 @@ def test_a_rejudged_call_past_the_span_of_a_rescore_whose_clock_went_back_is_not
     redigested(rescore_dir, "rescore.json", lambda info: info.update(clock_stepped_back_s=0.25))
     assert failed(tmp_path, run_dir) == [
         f"FAIL  rescores/001/judgements.jsonl: line 1 gives seconds {took + 2.5}, more than the "
-        f"{round(took + 0.25, 6)} s from rescores/001/rescore.json's started_at to its created_at, in which the rescore asked it"]
+        f"{round(took + 0.25, 6)} s from rescores/001/rescore.json's started_at to its created_at, in which the "
+        "rescore asked it"]
 
 
 @pytest.mark.parametrize(("args", "said"), [
