@@ -20,9 +20,8 @@ A fresh pass:
    of a judge call longer than the span); its writer tells a step back by the monotonic clock beside the wall clock
    and notes how far in run.json's history (`clock_stepped_back_s`), which the span is read with: the run took 5.0 s
    (`archive.clockstep`, `archive.lineagefields.run_span`), and `show` says beside its start and end; a wall time
-   past that is still said. A rescore's span
-   likewise: rescore.json says how far its wall clock went back (`clock_stepped_back_s`), which a rejudged call's
-   time is bounded with (`audit.summarycheck`)
+   past that is still said. A rescore's span likewise: rescore.json says how far its wall clock went back
+   (`clock_stepped_back_s`), which a rejudged call's time is bounded with (`audit.summarycheck`)
 3. an option of benchrun-audit taking one value given twice with other values (`list --model a --model b`, `export
    --output a.csv --output b.csv`, `compare --metric`, `rescore --rejudge judge.model=x --rejudge judge.host=y`): the
    last kept and the first dropped unsaid (a list of none of the runs of model a, one file of two written, one
@@ -33,8 +32,7 @@ A fresh pass:
    (and `summary.json: missing`), show and verify the same of the seal, where the record files were said to be
    rsync's copy; and a killed run's records.sha256 so copied: `cannot locate changes: records.sha256 is missing`. A
    file of the run missing is said with where it is kept instead, wherever it is said (`core.filebytes.missing_because`,
-   `archive.headline.seal_missing`, used by `headline`, `trust`, `audit.verify`, `audit.digests`)
-   Real rsync copying a finished run: once run.json has come, while scores.jsonl is still coming (seal.json and
+   `archive.headline.seal_missing`, used by `headline`, `trust`, `audit.verify`, `audit.digests`). A real rsync copying a finished run: once run.json has come, while scores.jsonl is still coming (seal.json and
    summary.json after it), `list` said `seal.json: missing: the run ended (completed) but nothing covers run.json, so
    what it says cannot be trusted`, verify likewise; a missing seal is said with the copy still bringing the run in
    (`archive.headline.seal_missing`, `archive.arriving.file_arriving`)
