@@ -32,8 +32,9 @@ A fresh pass:
    (and `summary.json: missing`), show and verify the same of the seal, where the record files were said to be
    rsync's copy; and a killed run's records.sha256 so copied: `cannot locate changes: records.sha256 is missing`. A
    file of the run missing is said with where it is kept instead, wherever it is said (`core.filebytes.missing_because`,
-   `archive.headline.seal_missing`, used by `headline`, `trust`, `audit.verify`, `audit.digests`). A real rsync copying a finished run: once run.json has come, while scores.jsonl is still coming (seal.json and
-   summary.json after it), `list` said `seal.json: missing: the run ended (completed) but nothing covers run.json, so
+   `archive.headline.seal_missing`, used by `headline`, `trust`, `audit.verify`, `audit.digests`). A real rsync
+   copying a finished run: once run.json has come, while scores.jsonl is still coming (seal.json and summary.json
+   after it), `list` said `seal.json: missing: the run ended (completed) but nothing covers run.json, so
    what it says cannot be trusted`, verify likewise; a missing seal is said with the copy still bringing the run in
    (`archive.headline.seal_missing`, `archive.arriving.file_arriving`)
 5. a rescore whose rescore.json rsync is still copying in: verify said `ok rescores/001: unfinished (no rescore.json:
