@@ -195,8 +195,8 @@ def test_verify_of_a_killed_run_whose_records_sha256_is_a_pipe_never_waits_on_it
     os.mkfifo(run_dir / "records.sha256")
     done = audit_process(tmp_path, "verify", "r")
     assert (done.returncode, [line for line in done.stdout.splitlines() if "cannot locate" in line]) == (1, [
-        "FAIL  responses.jsonl: cannot locate changes: records.sha256 is missing",
-        "FAIL  scores.jsonl: cannot locate changes: records.sha256 is missing"])
+        "FAIL  responses.jsonl: cannot locate changes: records.sha256 is a named pipe (FIFO) in its place",
+        "FAIL  scores.jsonl: cannot locate changes: records.sha256 is a named pipe (FIFO) in its place"])
 
 
 def test_a_record_file_rsync_is_copying_in_is_said_to_be(tmp_path):

@@ -9,8 +9,10 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from benchrun.archive.arriving import file_arriving
 from benchrun.core.advice import audit_command
 from benchrun.core.errors import ArchiveError
+from benchrun.core.filebytes import missing, missing_because
 from benchrun.core.layout import RUN, SEAL, SUMMARY
 
 if TYPE_CHECKING:
@@ -28,18 +30,27 @@ def headline_unverified(run: Run) -> str | None:
 
         if run_writer(run.path) is not None:  # its writer is sealing it now
             return None
-        return f"{SEAL}: missing: the run ended ({run.info.status}) but nothing covers {RUN}"
+        return f"{SEAL}: {seal_missing(run)}"
     if seal.run_id != run.id:
         return f"{SEAL}: the seal of run {seal.run_id[:64]!r}, not of this run ({run.id}): nothing covers {RUN}"
     if _sha256(run.path / RUN) != seal.run_json.sha256:
         return f"{RUN}: changed since the run was sealed"
     if expected is None:  # it ended before it had a summary (failed at its start), or it was removed with its digest
         return None if (dropped := summary_dropped(run)) is None else f"{SUMMARY}: {dropped}"
-    if not os.path.lexists(run.path / SUMMARY):  # removed since the run ended
-        return f"{SUMMARY}: missing"
+    if not os.path.lexists(run.path / SUMMARY):  # removed since the run ended, or a copy is bringing it in
+        return f"{SUMMARY}: {missing(run.path / SUMMARY)}"
     if _sha256(run.path / SUMMARY) != expected.sha256:
         return f"{SUMMARY}: changed since the run ended"
     return None
+
+
+def seal_missing(run: Run) -> str:
+    """Why a run that ended has no seal.json, as said after its name: nothing covers its run.json, or a copy is still
+    bringing the run in (`archive.arriving.file_arriving`: rsync copies seal.json among its last files)."""
+    why = f"the run ended ({run.info.status}) but nothing covers {RUN}"
+    if (found := file_arriving(run.path)) is None or found[0] == SEAL:
+        return missing_because(run.path / SEAL, why)
+    return f"missing: {why} yet: a copy is still bringing the run here ({found[0]}: {found[1]})"
 
 
 def summary_dropped(run: Run) -> str | None:

@@ -14,6 +14,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from benchrun.archive.clockstep import CLOCKS_APART_S, stepped_back
 from benchrun.core.layout import JUDGEMENTS, RESPONSES
 from benchrun.core.manifest import Manifest
 from benchrun.core.records import RunInfo
@@ -160,24 +161,21 @@ def self_derived(info: RunInfo) -> str | None:
     return None
 
 
-CLOCKS_APART_S = 1.0
-"""How far a time a monotonic clock measured in a run may pass the run's span (the system clock's, which NTP may
-step)."""
-
-
 def run_span(info: RunInfo) -> float | None:
-    """Seconds from the run's start to its end, as run.json says them (`span`)."""
-    return span(info.started_at, info.ended_at)
+    """Seconds from the run's start to its end, as run.json says them, and as far as its history says the wall clock
+    went back while a session ran (`span`, `archive.clockstep`)."""
+    return span(info.started_at, info.ended_at, stepped_back(info.history))
 
 
-def span(start: Any, end: Any) -> float | None:
-    """Seconds from `start` to `end`, as a record gives them; None when they cannot be set apart, or the end is before
-    the start (the system clock was stepped back meanwhile: the span bounds no time)."""
+def span(start: Any, end: Any, back: float = 0.0) -> float | None:
+    """Seconds from `start` to `end`, as a record gives them, and `back` more (how far the wall clock was said to go
+    back meanwhile); None when they cannot be set apart, or the end is before the start (the system clock was stepped
+    back meanwhile, unsaid: the span bounds no time)."""
     try:
         ended, started = moment_at(end or ""), moment_at(start)
     except (TypeError, ValueError):
         return None
-    return seconds if (seconds := (ended - started).total_seconds()) >= 0 else None
+    return seconds if (seconds := (ended - started).total_seconds() + back) >= 0 else None
 
 
 def call_overran(record: dict[str, Any], asked_in: float | None, between: str) -> str | None:

@@ -7,11 +7,11 @@ import os
 from pathlib import Path
 from typing import Iterator
 
+from benchrun.archive.arriving import arriving_run, may_be_arriving, run_arriving
 from benchrun.archive.pathmax import run_or_too_long
 from benchrun.archive.reader import DEFAULT_ROOT, PathLike, Run, load_run
 from benchrun.core.advice import audit_command
 from benchrun.core.errors import ArchiveError, cwd_gone, reading
-from benchrun.core.filebytes import icloud_stub, kept_elsewhere
 from benchrun.core.home import expanded
 from benchrun.core.layout import MULTIRUN_FILE, RESCORES, RUN, SWEEP_FILE, number_in
 from benchrun.core.procfs import kernel_devices
@@ -48,8 +48,8 @@ def _walk(root: str) -> Iterator[str | ArchiveError]:
             continue
         if run_or_too_long(folder):  # a run.json that is no file (a link to nowhere) is unreadable
             yield folder
-        elif any(entry.name == CLOUD_RUN for entry in entries):  # a run whose run.json iCloud Drive moved away
-            yield ArchiveError(f"{RUN}: {kept_elsewhere(Path(folder) / RUN)}", file=folder)
+        elif may_be_arriving(entry.name for entry in entries) and (where := run_arriving(Path(folder))):
+            yield ArchiveError(where, file=folder)  # in the cloud, or being copied in: no run yet
         linked_jobs = any(entry.is_symlink() for entry in entries) and is_sweep(Path(folder))
         stack += [entry.path for entry in entries if not _os_kept(entry.name) and _is_dir(entry)
                   and not (linked_jobs and entry.is_symlink())]  # a link in a sweep's directory is none of its jobs
@@ -60,10 +60,6 @@ OS_KEPT = frozenset({"$recycle.bin", "recycler", "system volume information", "l
 runs deleted in Explorer, listed and taken for copies of live ones) and its system folder, and fsck's lost+found
 (which only root may read: a row `unreadable` in every list of the disk). Hidden ones (`.Trash-1000`, `.Trashes`,
 `.Spotlight-V100`) begin with a dot."""
-
-
-CLOUD_RUN = icloud_stub(RUN)
-"""What stands in a run.json's place that iCloud Drive moved to the cloud (`core.filebytes.kept_elsewhere`)."""
 
 
 def _os_kept(name: str) -> bool:
@@ -183,8 +179,8 @@ def _runs_in(folder: Path) -> str:
     deeper in it."""
     if held := _rescores_of(folder):
         return held
-    if cloud := kept_elsewhere(folder / RUN):
-        return f"; {RUN}: {cloud}"
+    if cloud := run_arriving(folder):
+        return f"; {cloud}"
     found, later = sweep_jobs(folder)
     if jobs := [d for d, _ in found if os.path.lexists(d / RUN)]:
         held = "it is a sweep's directory: name one of its jobs" if is_sweep(folder) else "it holds runs: name one"
@@ -242,7 +238,7 @@ def _folders(sweep_dir: PathLike) -> list[Path]:
 def own_run(folder: Path) -> bool:
     """Whether `folder`, a job's, holds its run: a run.json (or what is in its place) in a folder of the sweep's own,
     not one a symbolic link there leads to (a job writes only into its own; what a link leads to is no job's)."""
-    return not folder.is_symlink() and (os.path.lexists(folder / RUN) or os.path.lexists(folder / CLOUD_RUN))
+    return not folder.is_symlink() and arriving_run(folder)
 
 
 def _readable(folder: Path) -> Run | None:

@@ -8,7 +8,7 @@ import errno
 import os
 from pathlib import Path
 
-from benchrun.core.filebytes import kept_elsewhere
+from benchrun.archive.arriving import run_arriving
 from benchrun.core.layout import RUN, RUN_FILES
 
 PATH_MAX = 4096
@@ -26,8 +26,7 @@ def unopened(path: Folder) -> str | None:
         return too_long
     if os.path.lexists(os.path.join(path, RUN)):
         return None
-    where = kept_elsewhere(Path(path, RUN))  # iCloud Drive's placeholder, a sync tool copying it in
-    return f"{RUN}: {where}" if where else "not a run directory (no run.json)"
+    return run_arriving(Path(path)) or "not a run directory (no run.json)"  # iCloud Drive's, a copy bringing it in
 
 
 def run_or_too_long(folder: Folder) -> bool:

@@ -16,12 +16,12 @@ from typing import TYPE_CHECKING, Iterable, Iterator, Protocol
 
 from benchrun.archive import ledger, repair
 from benchrun.archive.dirlock import run_writer
-from benchrun.archive.headline import summary_dropped
+from benchrun.archive.headline import seal_missing, summary_dropped
 from benchrun.archive.standins import NOT_THE_ID, stood_in
 from benchrun.archive.writer import file_digest
 from benchrun.core.advice import audit_command
 from benchrun.core.errors import ArchiveError, BenchrunError, reading, without_file
-from benchrun.core.filebytes import CHUNK_BYTES, kept_elsewhere, missing
+from benchrun.core.filebytes import CHUNK_BYTES, kept_elsewhere, missing, missing_because
 from benchrun.core.layout import (
     APPENDED,
     CONFIG,
@@ -279,7 +279,7 @@ def _seal(run: Run) -> Iterator[str]:
 def _unsealed(run: Run) -> Iterator[str]:
     if not (run.path / SEAL).exists():
         if run.info.files or run.info.status != "running":  # what only an ended run writes: it was sealed
-            yield f"{SEAL}: missing: the run ended ({run.info.status}) but nothing covers {RUN}"
+            yield f"{SEAL}: {seal_missing(run)}"
         return
     try:
         seal = run.seal
@@ -336,7 +336,7 @@ def _unfinished(run: Run, digests: ledger.Digests) -> Iterator[str]:
     which no seal covers yet, may have been rewritten to match lines no run writes (a judge call of a sample with no
     response, a line repeated)."""
     if not (run.path / DIGESTS).is_file():
-        yield f"{DIGESTS}: missing: nothing covers the record lines"
+        yield f"{DIGESTS}: {missing_because(run.path / DIGESTS, 'nothing covers the record lines')}"
         return
     checked = {name: ledger.check_file(run.path, name, digests.lines.get(name, [])) for name in JUDGED_FILES
                if name in RECORD_FILES or (run.path / name).is_file()}

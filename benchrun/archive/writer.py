@@ -20,6 +20,7 @@ from typing import IO, TYPE_CHECKING, Any, Callable, Iterable, Iterator
 from benchrun.archive.atomic import write_atomic
 from benchrun.archive.books import Books
 from benchrun.archive.claims import HYDRA_DIR, holds_run, refusal, taken
+from benchrun.archive.clockstep import WallWatch
 from benchrun.archive.dirlock import DirLock, TakenOver, no_link, own_file
 from benchrun.archive.ledger import digest_lines
 from benchrun.core.errors import ArchiveError, RunDirTaken, WriteFailed, writing
@@ -166,6 +167,7 @@ class RunWriter:
         """Whether another writer took the run over (`_held`): nothing of the run is this writer's to write."""
         self.finished = False
         """Whether `finish` wrote the final status (and the seal)."""
+        self._clock = WallWatch(now())
 
     @classmethod
     def create(cls, run_dir: Path, info: RunInfo, chosen_by: str = HYDRA_DIR, sweep: Path | None = None) -> RunWriter:
@@ -322,8 +324,9 @@ class RunWriter:
                 data = self.summary.model_dump_json(indent=2).encode() + b"\n"
                 write_atomic(self.dir / SUMMARY, data, ready=self._held)
                 files[SUMMARY] = FileDigest.of(data)
-            self.info = self.info.model_copy(update={"status": status, "reason": reason, "ended_at": now(),
-                                                     "files": files})
+            ended = now()
+            self.info = self.info.model_copy(update={"status": status, "reason": reason, "ended_at": ended, "files":
+                                                     files, "history": self._clock.noted(self.info.history, ended)})
             run_json = self._write_info()
             if not self._broken:
                 write_seal(self.dir, self.info.run_id, run_json, self.info.ended_at, self._held)

@@ -20,6 +20,7 @@ except Exception as unloaded:  # rich missing, or hidden by a file of the workin
     if said is None or os.environ.get("HYDRA_FULL_ERROR") == "1" or "--verbose" in sys.argv:
         raise
     plain_error(said)
+from benchrun.audit.onceoptions import once
 from benchrun.core.commandstart import start_command
 from benchrun.core.filemode import refuse_owner_masked
 from benchrun.core.interrupts import INTERRUPTS
@@ -56,6 +57,10 @@ class _Parser(argparse.ArgumentParser):
         dashed = next((arg for arg in before if arg.startswith("-") and arg != "-" and os.path.lexists(arg)), None)
         super().error(message if dashed is None else (
             f"{message} ('{dashed}' is a path that reads as an option: give it as ./{dashed}, or after --)"))
+
+    def add_argument(self, *names: Any, **kwargs: Any) -> argparse.Action:
+        """An argument; an option taking one value, given once (`onceoptions.Once`)."""
+        return super().add_argument(*names, **(once(kwargs) if str(names[0]).startswith("-") else kwargs))
 
 
 def parser_for(command: str | None) -> tuple[argparse.ArgumentParser, object | None]:

@@ -108,7 +108,7 @@ def locate(run_dir: Path, name: str, unfinished: Run | None = None) -> list[Find
     if not (run_dir / name).is_file():
         return [Finding(False, name, missing(run_dir / name))]
     if not (run_dir / DIGESTS).is_file():
-        return [Finding(False, name, f"cannot locate changes: {DIGESTS} is missing")]
+        return [Finding(False, name, f"cannot locate changes: {DIGESTS} is {missing(run_dir / DIGESTS)}")]
     found = ledger.check_file(run_dir, name, ledger.read_digests(run_dir).lines.get(name, []))
     findings = [Finding(False, name, problem.message, problem.line) for problem in found.problems]
     manifest = run_manifest(unfinished) if found.tail_lines and unfinished is not None else None

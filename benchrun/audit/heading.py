@@ -10,6 +10,7 @@ from rich.text import Text
 
 from benchrun.archive.answerunit import answer_unit
 from benchrun.archive.books import counts_of
+from benchrun.archive.clockstep import clock_said
 from benchrun.archive.reader import Run, load_run
 from benchrun.archive.sessions import JUDGED_AGAIN, RESUMED, limits_set, mixed_judges, mixed_models
 from benchrun.archive.writerless import stopped
@@ -36,7 +37,7 @@ def header(run: Run) -> Table:
         "run": f"{info.run_id}  {run.path}",
         "benchmark": info.benchmark,
         "status": status(run),
-        "started": f"{info.started_at}  ended {info.ended_at or '-'}",
+        "started": f"{info.started_at}  ended {info.ended_at or '-'}{clock_said(info.history)}",
         "overrides": " ".join(info.overrides) or "-",
         "manifest id": info.manifest_id or "- (the run failed before it compiled)",
         "model": f"{info.model}  name {identity.get('name', '-')}  digest {run.model_digest or '-'}  "

@@ -25,7 +25,7 @@ from benchrun.console import output
 from benchrun.console.long_tables import Row, print_table
 from benchrun.console.visible import shown_name, visible
 from benchrun.core.errors import EXIT, ArchiveError, reading
-from benchrun.core.layout import FORMAT_VALID, UNREADABLE, Status
+from benchrun.core.layout import FORMAT_VALID, RUN, UNREADABLE, Status
 from benchrun.core.records import MetricSummary
 from benchrun.core.recordvalues import moment_at, pin_named, short_digest
 
@@ -167,7 +167,7 @@ def listed_runs(root: PathLike, model: str | None, task: str | None, status: Ite
         try:
             entry = listed(run)
         except ArchiveError as err:  # its summary.json: the run is listed as unreadable, never left out
-            if task is None:
+            if task is None and os.path.lexists(run.path / RUN):  # one deleted while it was read is no run
                 yield Unreadable(err)
             continue
         if (task is None or task in entry.tasks) and (

@@ -32,6 +32,7 @@ from typing import Annotated, Any, Callable, Iterable, Iterator, TypeVar
 from pydantic import Field, TypeAdapter, ValidationError
 
 from benchrun.archive.books import Books
+from benchrun.archive.clockstep import WallWatch
 from benchrun.archive.dirlock import DirLock, own_file
 from benchrun.archive.lookup import resolve_run
 from benchrun.archive.reader import PathLike, Run
@@ -135,13 +136,16 @@ def rescore(run: Run, names: list[str] | None = None, scorers_file: PathLike | N
     old, old_tally = _old_scores(run, manifest)
     with DirLock(run.path), _claimed(run.path / RESCORES) as out:
         started = now()
+        clock = WallWatch(started)
         grading = _Grading(_grader(asked or manifest, plan, loaded, out / RESCORE_LOG, timeout_s), old, out)
         found = INTERRUPTS.run(lambda: _judged_scores(run, asked or manifest, grading, config))
-        info = RescoreInfo(rescore=out.name, run_id=run.id, manifest_id=run.info.manifest_id, created_at=now(),
+        created = now()
+        info = RescoreInfo(rescore=out.name, run_id=run.id, manifest_id=run.info.manifest_id, created_at=created,
                            benchrun=environment()["benchrun"], selected=None if names is None else tuple(names),
                            scorers=scorers_used(manifest, plan, loaded), counts=found.books.counts(),
                            files=found.digests, judge=found.judge, unverified=tuple(unverified),
-                           modules=modules_used(run, manifest, loaded), started_at=started)
+                           modules=modules_used(run, manifest, loaded), started_at=started,
+                           clock_stepped_back_s=clock.behind(created))
         write_atomic(out / RESCORE_FILE, info.model_dump_json(indent=2).encode() + b"\n")
     return Rescore(dir=str(out), info=info, means=_means(old_tally, found.summary), changed=tuple(found.changed),
                    errors=tuple(found.errors))

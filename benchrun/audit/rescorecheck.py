@@ -16,7 +16,7 @@ from benchrun.audit.finding import Finding
 from benchrun.audit.rescored import RESCORE_NUMBERS, RescoreInfo, covers_fewer
 from benchrun.audit.summarycheck import RescoreBooks, RunPass
 from benchrun.core.errors import ArchiveError
-from benchrun.core.filebytes import not_a_file
+from benchrun.core.filebytes import kept_elsewhere, not_a_file
 from benchrun.core.layout import (
     JUDGEMENTS,
     RESCORE_FILE,
@@ -127,6 +127,8 @@ def _claims(run: Run, path: Path, writer: str | None) -> RescoreInfo | Finding:
         return Finding(False, name, f"holds {found}, which a run writes and no rescore does: no rescore's folder (a "
                                     "run, or a copy of one, put there); nothing in it is checked as the run's")
     if not os.path.lexists(path / RESCORE_FILE):
+        if where := kept_elsewhere(path / RESCORE_FILE):  # a copy bringing it in: not what a stopped rescore left
+            return Finding(False, f"{name}/{RESCORE_FILE}", f"missing: {where}")
         how = f"being written now ({writer}); verify it once it has ended" if writer else "it was stopped"
         return Finding(True, name, f"unfinished (no {RESCORE_FILE}: {how}): claims nothing, not checked")
     try:

@@ -18,7 +18,7 @@ from benchrun.console.visible import shown_name, visible
 from benchrun.core.frozen import Frozen
 from benchrun.core.manifest import Manifest
 from benchrun.core.records import Counts, FileDigest, Number, answer_name
-from benchrun.core.recordvalues import Version
+from benchrun.core.recordvalues import Seconds, Version
 from benchrun.core.text import counted
 
 SHOWN = 20
@@ -79,6 +79,8 @@ class RescoreInfo(Frozen):
     started_at: str | None = Field(None, exclude_if=lambda started: started is None)
     """When it began scoring: its own judge calls (rejudged) were asked from then to `created_at` (a benchrun before
     the thirty-sixth hostile pass gives none)."""
+    clock_stepped_back_s: Seconds | None = Field(None, exclude_if=lambda behind: behind is None)
+    """How far the wall clock went back while it scored (`archive.clockstep`), which its span is read with."""
 
     @field_validator("judge")
     @classmethod

@@ -12,7 +12,8 @@ import math
 from typing import Any
 
 from benchrun.archive.books import Books
-from benchrun.archive.lineagefields import CLOCKS_APART_S, run_span
+from benchrun.archive.clockstep import CLOCKS_APART_S
+from benchrun.archive.lineagefields import run_span
 from benchrun.archive.reader import Run
 from benchrun.core.layout import SUMMARY
 from benchrun.core.records import Speed

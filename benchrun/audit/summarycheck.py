@@ -109,8 +109,9 @@ class RescoreBooks:
         the chats its judge was asked."""
         self.names = AnswerNames()
         """The names its own judge calls (rejudged) gave their model."""
-        self.span = span(info.started_at, info.created_at)
-        """Seconds from its start to its end, in which it asked its own judge calls (None: a rescore giving none)."""
+        self.span = span(info.started_at, info.created_at, info.clock_stepped_back_s or 0.0)
+        """Seconds from its start to its end (and as far as its wall clock went back meanwhile), in which it asked its
+        own judge calls (None: a rescore giving none)."""
 
     def response(self, response: ResponseRecord) -> None:
         if self.books.responses < self.info.counts.responses:  # what rescore.json says, which anyone may write: 10**30

@@ -19,6 +19,7 @@ from typing import Any
 
 from benchrun.archive import repair
 from benchrun.archive.dirlock import ELSEWHERE, LockState, describe, live_writer, probe, writing_elsewhere
+from benchrun.archive.headline import seal_missing
 from benchrun.archive.lookup import resolve_run
 from benchrun.archive.reader import PathLike, Run
 from benchrun.archive.standins import stood_in
@@ -131,8 +132,7 @@ def unsealed(run: Run) -> Finding:
     removed), or it is being written (run.lock is held: not intact yet), or it says `running` with no writer alive."""
     info = run.info
     if info.status != "running":
-        return Finding(False, SEAL, f"missing: the run ended ({info.status}) but nothing covers run.json"
-                                    f"{_sealing(run, probe(run.path / LOCK)) if info.files else ''}")
+        return Finding(False, SEAL, seal_missing(run) + (_sealing(run, probe(run.path / LOCK)) if info.files else ""))
     if info.files:
         return Finding(False, SEAL, "missing: run.json says 'running' but holds the final digests of a run that "
                                     "ended: its seal was removed and run.json edited")

@@ -41,6 +41,11 @@ def missing(path: Path, held: str = "") -> str:
     return f"{what}: {cloud}" if not there and (cloud := kept_elsewhere(path)) else what
 
 
+def missing_because(path: Path, why: str) -> str:
+    """`missing: why` of a file that is not there, and where it is kept instead (`kept_elsewhere`), if it is."""
+    return f"missing: {why}" + (f": {where}" if (where := kept_elsewhere(path)) else "")
+
+
 SYNCING = {"Syncthing": (".syncthing.{}.tmp", "~syncthing~{}.tmp"), "Resilio Sync": ("{}.!sync",)}
 """The names a sync tool gives a file while it copies it in, by tool: `{}` the file's name."""
 
@@ -63,19 +68,27 @@ def kept_elsewhere(path: Path) -> str | None:
                           if os.path.lexists(path.with_name(name))), None):
             return f"{tool} is copying it here now ({found} in its place): let it finish, then try again"
     if found := _rsync_copy(path):
-        return (f"rsync is copying it here ({found} in its place, what it copied so far): let it finish (or copy it "
-                "again, if it was stopped), then try again")
+        return (f"rsync is copying it here ({found}): let it finish (or copy it again, if it was stopped), then try "
+                "again")
     return None
 
 
+RSYNC_HELD = ".~tmp~"
+"""The folder `rsync --delay-updates` holds the files it copied in, until its copy ends and renames them into place."""
+
+
 def _rsync_copy(path: Path) -> str | None:
-    """The name of the file rsync copies `path` into before it renames it (`.NAME.` and six letters or digits, its
-    mkstemp's), when its folder holds one; None when not, or it cannot be listed."""
+    """Where rsync keeps `path` while it copies it in, as said: the file it copies it into before it renames it
+    (`.NAME.` and six letters or digits, its mkstemp's), or the one `--delay-updates` holds (RSYNC_HELD); None when
+    neither is there, or the folder cannot be listed."""
+    if os.path.lexists(path.parent / RSYNC_HELD / path.name):
+        return f"{RSYNC_HELD}/{path.name} in its place, held there until the whole copy has come"
     copying = re.compile(rf"\.{re.escape(path.name)}\.[A-Za-z0-9]{{6}}")
     try:
-        return next((name for name in sorted(os.listdir(path.parent)) if copying.fullmatch(name)), None)
+        found = next((name for name in sorted(os.listdir(path.parent)) if copying.fullmatch(name)), None)
     except OSError:
         return None
+    return None if found is None else f"{found} in its place, what it copied so far"
 
 
 def read_bounded(path: Path, rel: str, error: type[BenchrunError] = TaskError, limit: int | None = MAX_FILE_BYTES,

@@ -80,6 +80,11 @@ Seconds = Annotated[float, AfterValidator(_duration)]
 """A measured wall time, in seconds."""
 
 
+def is_seconds(value: Any) -> bool:
+    """Whether `value` is a wall time a record may hold (`Seconds`): a number, not a bool, from 0 to MAX_SECONDS."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value <= MAX_SECONDS
+
+
 def _count(value: int) -> int:
     """A token count or a server's duration (ns) as the run took it from the server: a whole number from 0 to
     MAX_COUNT; anything else (-5 tokens, 10**30, written by a hand) is refused where the record is read, never made

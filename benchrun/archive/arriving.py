@@ -1,0 +1,38 @@
+"""A run folder that a copy is still bringing in (rsync, a sync tool) or whose run.json iCloud Drive keeps in the
+cloud: no run.json there yet, and a file of the run's names kept elsewhere (`core.filebytes.kept_elsewhere`). rsync
+copies a run's files in name order, run.json among the last: the folder holds the rest first."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Iterable
+
+from benchrun.core.filebytes import RSYNC_HELD, kept_elsewhere
+from benchrun.core.layout import RUN, RUN_FILES
+
+
+def run_arriving(folder: Path) -> str | None:
+    """What is said of `folder`, holding no run.json, when a file of a run is kept elsewhere: run.json's place first
+    (`run.json: iCloud Drive keeps it ...`), else the first other file's; None when none is."""
+    if where := kept_elsewhere(folder / RUN):
+        return f"{RUN}: {where}"
+    return None if (found := file_arriving(folder)) is None else f"no {RUN} yet, and {found[0]}: {found[1]}"
+
+
+def file_arriving(folder: Path) -> tuple[str, str] | None:
+    """The first of a run's files in `folder` kept elsewhere (being copied in, in the cloud), and where; None when
+    none is."""
+    return next(((name, where) for name in RUN_FILES if (where := kept_elsewhere(folder / name))), None)
+
+
+def may_be_arriving(names: Iterable[str]) -> bool:
+    """Whether a folder's entries `names` may show a run arriving (`run_arriving`): one holds the name of a run's file
+    (what iCloud Drive, rsync and the sync tools put in a file's place do), or is rsync's RSYNC_HELD; a cheap look
+    before the folder is searched (a `.DS_Store` in every folder is none)."""
+    return any(name == RSYNC_HELD or any(file in name for file in RUN_FILES) for name in names)
+
+
+def arriving_run(folder: Path) -> bool:
+    """Whether `folder` (a sweep's job's) holds a run's run.json, or a run a copy is bringing in (`run_arriving`)."""
+    return os.path.lexists(folder / RUN) or run_arriving(folder) is not None
