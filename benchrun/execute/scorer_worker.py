@@ -52,6 +52,7 @@ from benchrun.core.text import message_of, one_line
 from benchrun.execute import cenviron
 from benchrun.execute.proctree import reap_below
 from benchrun.execute.scorerleft import Left, Watch
+from benchrun.execute.scorerloop import Loops
 
 Scorer = Callable[[str, Any], Any]
 _READ, _WRITE = json.JSONDecoder().decode, json.JSONEncoder().encode
@@ -85,7 +86,7 @@ def main() -> None:
         if os.getpid() != pid:  # a copy the scorer forked (os.fork), back from its call: it ends without a word
             os._exit(0)
         found.put_back()
-        why = left.why()
+        why = "; ".join(filter(None, (left.why(), found.loops.why()))) or None
         try:
             _send(replies, [seq, *result, *([why] if why else [])])
         except OSError as err:  # the scorer closed or took the pipe: its call is the one this process ends in
@@ -124,7 +125,7 @@ class _Found:
     it replaced or removed in the module table (`_put_back_modules`), the descriptor every signal writes a byte to
     (`signal.set_wakeup_fd`: once closed, whatever file took its number was written a byte per signal) and its logging
     (a handler added in each call had every later call write each line once more than the call before it; a
-    `logging.disable` hid the later calls' lines from the log)."""
+    `logging.disable` hid the later calls' lines from the log) and asyncio's event loop (`scorerloop`)."""
 
     def __init__(self) -> None:
         self.cwd, self.environ, self.signals = os.getcwd(), dict(os.environ), handling_now()
@@ -139,18 +140,20 @@ class _Found:
         self.wakeup = signal.set_wakeup_fd(-1)  # Python reads it only by setting another
         signal.set_wakeup_fd(self.wakeup)
         self.logging = logging_now()
+        self.loops = Loops()
 
     def put_back(self) -> None:
-        """Builtins, decimal context, signal handling (no timer set, the wakeup descriptor as found), logging, limits,
-        umask, SETTINGS, what libraries hold, standard descriptors, environment (the time zone it says) and working
-        directory as found; a limit whose hard bound the scorer lowered is put back as far as the process may raise it
-        again."""
+        """Builtins, decimal context, signal handling (no timer set, the wakeup descriptor as found), logging, asyncio's
+        event loop, limits, umask, SETTINGS, what libraries hold, standard descriptors, environment (the time zone it
+        says) and working directory as found; a limit whose hard bound the scorer lowered is put back as far as the
+        process may raise it again."""
         put_back_names(vars(builtins), self.builtins)
         _put_back_modules(self.modules)
         decimal.setcontext(self.decimal.copy())
         self.signals()
         signal.set_wakeup_fd(self.wakeup)
         self.logging()
+        self.loops.put_back()
         put_back_limits(self.limits)
         os.umask(self.umask)
         put_back_settings(self.settings)
