@@ -4,13 +4,34 @@
    `asyncio.get_event_loop()`, and after a call's `asyncio.run(...)` the later calls had none (RuntimeError): each call
    starts with asyncio's policy and current loop as the first call found them, and a call that closed the loop the
    process found ends the process (`execute.scorerloop`)
+2. a run an earlier benchrun failed as its Ollama was upgraded or its model pulled again while it asked (before
+   run.json's history noted it, `sessions.CHANGED`) was finished `completed` by a plain resume asking nothing: the
+   reason such a run's run.json keeps is read as the note (`archive.sessions.CHANGED_BEFORE`)
 """
 
 from __future__ import annotations
 
+import pytest
+
+from benchrun.core.errors import EXIT
 from tests.helpers.p38_asking import found_by
-from tests.helpers.p39_asking import LOOPING
+from tests.helpers.p39_asking import LOOPING, resumed_before_noted
+
+REFUSED = "benchrun: error: in '{{run}}/run.json': run {{id}} failed as it ended: {}; a resume would finish it with " \
+          "those answers: resume with --force to do so anyway (recorded in run.json)\n"
+UPGRADED = ("Ollama at {url} changed version while it was asked: '0.12.6' when it began, '0.13.0' as it ended "
+            "(upgraded?); the answers may come from either build and cannot be told apart, and the run's identity "
+            "names the first: run it again")
+REPULLED = ("model llama3.2 changed on {url} while the run asked: digest 45b1c9806e74 when it began, digest "
+            "ffffffffffff as it ended (pulled again?); its answers may come from either model and cannot be told "
+            "apart: run it again")
 
 
 def test_each_scorer_call_finds_the_event_loop_the_first_found(tmp_path):
     assert found_by(tmp_path, LOOPING, n=4) == [({"s.closed": 0}, None)] * 4
+
+
+@pytest.mark.parametrize(("repulled", "why"), [(False, UPGRADED), (True, REPULLED)])
+def test_a_run_an_earlier_benchrun_failed_as_its_model_changed_is_not_finished_by_a_plain_resume(tmp_path, repulled,
+                                                                                                  why):
+    assert resumed_before_noted(tmp_path, repulled) == (EXIT["archive"], REFUSED.format(why), "failed")

@@ -2,6 +2,17 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+from typing import Any
+
+from benchrun.archive.sessions import CHANGED
+from benchrun.core.errors import EXIT
+from benchrun.testing.ollama_server import FakeOllama
+from tests.helpers.answers import listbench_answer
+from tests.helpers.archives import reseal
+from tests.helpers.commands import call_benchrun
+
 LOOPING = """import asyncio
 
 
@@ -22,3 +33,40 @@ def s(response, values):
 """
 """A scorer saying whether the event loop its call found is closed (-1: none), the call of sample a=0 setting a loop
 and closing it, a=1's running one with `asyncio.run`, a=2's closing the one the process found."""
+
+
+def failed_before_noted(tmp_path: Path, repulled: bool) -> tuple[Path, str]:
+    """A run of the product task failed as its Ollama was upgraded (or, `repulled`, its model pulled again) while it
+    asked, run.json as a benchrun before `sessions.CHANGED` left it (no such history entry), and the server's URL."""
+    with FakeOllama(responder=listbench_answer) as fake:
+        answered = fake.dispatch
+
+        def dispatch(request: Any) -> Any:
+            if request.path == "/api/chat":
+                if repulled:
+                    fake.digests["llama3.2"] = "f" * 64
+                else:
+                    fake.version = "0.13.0"
+            return answered(request)
+
+        fake.dispatch = dispatch
+        failed = call_benchrun(f"runner.host={fake.url}", "cache=false", "task.only=[product]",
+                               f"outputs={tmp_path / 'o'}", cwd=tmp_path)
+    assert failed.returncode == EXIT["runner"], failed.stderr
+    [run_dir] = (tmp_path / "o").glob("*/*")
+    info = json.loads((run_dir / "run.json").read_text())
+    info["history"] = [entry for entry in info["history"] if CHANGED not in entry]
+    (run_dir / "run.json").write_text(json.dumps(info, indent=2))
+    if (run_dir / "seal.json").exists():
+        reseal(run_dir)
+    return run_dir, fake.url
+
+
+def resumed_before_noted(tmp_path: Path, repulled: bool) -> tuple[int, str, str]:
+    """A plain resume's (exit code, stderr, status run.json records after) of a `failed_before_noted` run ({run} for
+    its directory, {id} for its id, {url} for its server's URL)."""
+    run_dir, url = failed_before_noted(tmp_path, repulled)
+    done = call_benchrun("resume", str(run_dir), cwd=tmp_path, module="benchrun.audit")
+    info = json.loads((run_dir / "run.json").read_text())
+    said = done.stderr.replace(str(run_dir), "{run}").replace(info["run_id"], "{id}").replace(url, "{url}")
+    return done.returncode, said, info["status"]
