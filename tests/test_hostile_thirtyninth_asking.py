@@ -7,6 +7,13 @@
 2. a run an earlier benchrun failed as its Ollama was upgraded or its model pulled again while it asked (before
    run.json's history noted it, `sessions.CHANGED`) was finished `completed` by a plain resume asking nothing: the
    reason such a run's run.json keeps is read as the note (`archive.sessions.CHANGED_BEFORE`)
+3. a name of a standard module a scorer's call replaced or removed (`time.time = lambda: 0`, `math.pi = 3`, `del
+   math.tau`) stayed so for every later call: each call starts with the names the standard library's modules held as
+   the first call found them (`execute.stdlibnames`)
+4. the hooks a scorer's call set for async generators (`sys.set_asyncgen_hooks`), the depth of coroutines' origins it
+   kept, what `breakpoint()` calls (`sys.breakpointhook`) and the finder of a sys.path entry
+   (`sys.path_importer_cache[folder] = None`) reached every later call: put back as the interpreter's other settings
+   are (`compiler.runstate.SETTINGS`)
 """
 
 from __future__ import annotations
@@ -15,7 +22,7 @@ import pytest
 
 from benchrun.core.errors import EXIT
 from tests.helpers.p38_asking import found_by
-from tests.helpers.p39_asking import LOOPING, resumed_before_noted
+from tests.helpers.p39_asking import CHANGING, LOOPING, resumed_before_noted
 
 REFUSED = "benchrun: error: in '{{run}}/run.json': run {{id}} failed as it ended: {}; a resume would finish it with " \
           "those answers: resume with --force to do so anyway (recorded in run.json)\n"
@@ -35,3 +42,8 @@ def test_each_scorer_call_finds_the_event_loop_the_first_found(tmp_path):
 def test_a_run_an_earlier_benchrun_failed_as_its_model_changed_is_not_finished_by_a_plain_resume(tmp_path, repulled,
                                                                                                   why):
     assert resumed_before_noted(tmp_path, repulled) == (EXIT["archive"], REFUSED.format(why), "failed")
+
+
+def test_the_standard_library_s_names_and_the_interpreter_s_hooks_a_call_changed_are_put_back(tmp_path):
+    found = {"pi": 0, "gone": 0, "time": 0, "agen": 0, "depth": 0, "bp": 0, "finder": 0}
+    assert found_by(tmp_path, CHANGING, n=2) == [({f"s.{key}": value for key, value in found.items()}, None)] * 2

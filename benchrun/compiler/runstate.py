@@ -49,11 +49,14 @@ SETTINGS: tuple[tuple[Callable[[], Any], Callable[[Any], Any]], ...] = (
     (lambda: list(gc.callbacks), lambda found: gc.callbacks.__setitem__(slice(None), found)),  # in place: gc's list
     (gc.get_freeze_count, lambda found: gc.unfreeze()),  # none is ever found frozen: a freeze is undone
     (sys.get_int_max_str_digits, sys.set_int_max_str_digits),
+    (sys.get_asyncgen_hooks, lambda found: sys.set_asyncgen_hooks(firstiter=found[0], finalizer=found[1])),
+    (sys.get_coroutine_origin_tracking_depth, sys.set_coroutine_origin_tracking_depth),
+    (lambda: dict(sys.path_importer_cache), lambda found: _put_back_dict(sys.path_importer_cache, found)),
     *([(sys.getdlopenflags, sys.setdlopenflags)] if hasattr(sys, "getdlopenflags") else []),
     *((lambda owner=owner, name=name: getattr(owner, name),
        lambda found, owner=owner, name=name: setattr(owner, name, found))
       for owner, name in ((tempfile, "tempdir"), (sys, "excepthook"), (sys, "unraisablehook"),
-                          (threading, "excepthook"))),
+                          (sys, "breakpointhook"), (sys, "displayhook"), (threading, "excepthook"))),
     *((lambda name=name: list(found) if isinstance(found := getattr(sys, name), list) else found,
        lambda found, name=name: setattr(sys, name, list(found))) for name in ("path", "meta_path", "path_hooks")),
     *([(lambda: os.sched_getaffinity(0), lambda found: os.sched_setaffinity(0, found))]
@@ -79,8 +82,17 @@ their `input()` read what an earlier call left there, where it reads nothing), a
 UnicodeEncodeError), the folder of temporary files (`tempfile.tempdir = "/gone"`: their `mkstemp` failed) and the
 hooks that report uncaught and unraisable exceptions (`sys.excepthook`, `sys.unraisablehook`, `threading.excepthook`),
 and the flags extension modules are loaded with (`sys.setdlopenflags(os.RTLD_GLOBAL | ...)`: a later call's imports
-shared their symbols).
+shared their symbols), the hooks of async generators and the depth of coroutines' origins kept
+(`sys.set_asyncgen_hooks`: run for a later call's async generators), what `breakpoint()` and an expression's display
+call (`sys.breakpointhook`, `sys.displayhook`) and the finders found for sys.path's entries
+(`sys.path_importer_cache[folder] = None`: a later call's imports from it failed).
 """
+
+
+def _put_back_dict(held: dict[Any, Any], found: dict[Any, Any]) -> None:
+    """`held` (a dict the interpreter holds by its identity) holding what `found` does, in place."""
+    held.clear()
+    held.update(found)
 
 
 def _stream(name: str) -> tuple[Any, tuple[Any, ...] | None]:

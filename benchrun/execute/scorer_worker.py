@@ -53,6 +53,7 @@ from benchrun.execute import cenviron
 from benchrun.execute.proctree import reap_below
 from benchrun.execute.scorerleft import Left, Watch
 from benchrun.execute.scorerloop import Loops
+from benchrun.execute.stdlibnames import put_back_standard, standard_now
 
 Scorer = Callable[[str, Any], Any]
 _READ, _WRITE = json.JSONDecoder().decode, json.JSONEncoder().encode
@@ -125,7 +126,8 @@ class _Found:
     it replaced or removed in the module table (`_put_back_modules`), the descriptor every signal writes a byte to
     (`signal.set_wakeup_fd`: once closed, whatever file took its number was written a byte per signal) and its logging
     (a handler added in each call had every later call write each line once more than the call before it; a
-    `logging.disable` hid the later calls' lines from the log) and asyncio's event loop (`scorerloop`)."""
+    `logging.disable` hid the later calls' lines from the log), asyncio's event loop (`scorerloop`) and the names the
+    standard library's modules hold (`stdlibnames`: `time.time = lambda: 0` timed every later call's work by it)."""
 
     def __init__(self) -> None:
         self.cwd, self.environ, self.signals = os.getcwd(), dict(os.environ), handling_now()
@@ -141,12 +143,13 @@ class _Found:
         signal.set_wakeup_fd(self.wakeup)
         self.logging = logging_now()
         self.loops = Loops()
+        self.standard_names = standard_now()
 
     def put_back(self) -> None:
         """Builtins, decimal context, signal handling (no timer set, the wakeup descriptor as found), logging, asyncio's
         event loop, limits, umask, SETTINGS, what libraries hold, standard descriptors, environment (the time zone it
-        says) and working directory as found; a limit whose hard bound the scorer lowered is put back as far as the
-        process may raise it again."""
+        says), working directory and the standard library's names as found; a limit whose hard bound the scorer
+        lowered is put back as far as the process may raise it again."""
         put_back_names(vars(builtins), self.builtins)
         _put_back_modules(self.modules)
         decimal.setcontext(self.decimal.copy())
@@ -171,6 +174,7 @@ class _Found:
             time.tzset()
         with contextlib.suppress(OSError):  # a directory the scorer removed: the calls after go on where they are
             os.chdir(self.cwd)
+        put_back_standard(self.standard_names)  # last: `time.tzname` as found once `time.tzset()` set the zone back
 
 
 def _put_back_modules(found: dict[str, Any]) -> None:

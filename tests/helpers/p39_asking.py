@@ -70,3 +70,30 @@ def resumed_before_noted(tmp_path: Path, repulled: bool) -> tuple[int, str, str]
     info = json.loads((run_dir / "run.json").read_text())
     said = done.stderr.replace(str(run_dir), "{run}").replace(info["run_id"], "{id}").replace(url, "{url}")
     return done.returncode, said, info["status"]
+
+
+CHANGING = """import math
+import sys
+import time
+
+_hook = print
+
+
+def s(response, values):
+    found = {"pi": int(math.pi == 3), "gone": int(not hasattr(math, "tau")), "time": int(time.time() == 0),
+             "agen": int(sys.get_asyncgen_hooks().firstiter is not None),
+             "depth": sys.get_coroutine_origin_tracking_depth(),
+             "bp": int(sys.breakpointhook is not sys.__breakpointhook__),
+             "finder": int(sys.path_importer_cache.get("/p39", 1) is None)}
+    math.pi = 3
+    del math.tau
+    time.time = lambda: 0
+    sys.set_asyncgen_hooks(firstiter=_hook)
+    sys.set_coroutine_origin_tracking_depth(5)
+    sys.breakpointhook = _hook
+    sys.path_importer_cache["/p39"] = None
+    return found
+"""
+"""A scorer saying whether its call found names of standard modules replaced or removed, or the interpreter's hooks
+of async generators, coroutines' origins, `breakpoint()` or sys.path's finders set, each call replacing or setting
+each."""
