@@ -14,6 +14,9 @@
    kept, what `breakpoint()` calls (`sys.breakpointhook`) and the finder of a sys.path entry
    (`sys.path_importer_cache[folder] = None`) reached every later call: put back as the interpreter's other settings
    are (`compiler.runstate.SETTINGS`)
+5. how numpy prints arrays as a scorer's call set it (`numpy.set_printoptions(precision=2)`), the function it set for
+   floating-point errors (`numpy.seterrcall`) and its buffers' size stayed for every later call: put back as its
+   generator and its error handling are (`execute.scorer_worker._held_by_libraries`)
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ import pytest
 
 from benchrun.core.errors import EXIT
 from tests.helpers.p38_asking import found_by
-from tests.helpers.p39_asking import CHANGING, LOOPING, resumed_before_noted
+from tests.helpers.p39_asking import CHANGING, LOOPING, PRINTING, resumed_before_noted
 
 REFUSED = "benchrun: error: in '{{run}}/run.json': run {{id}} failed as it ended: {}; a resume would finish it with " \
           "those answers: resume with --force to do so anyway (recorded in run.json)\n"
@@ -47,3 +50,7 @@ def test_a_run_an_earlier_benchrun_failed_as_its_model_changed_is_not_finished_b
 def test_the_standard_library_s_names_and_the_interpreter_s_hooks_a_call_changed_are_put_back(tmp_path):
     found = {"pi": 0, "gone": 0, "time": 0, "agen": 0, "depth": 0, "bp": 0, "finder": 0}
     assert found_by(tmp_path, CHANGING, n=2) == [({f"s.{key}": value for key, value in found.items()}, None)] * 2
+
+
+def test_how_numpy_prints_and_calls_back_as_a_call_set_it_is_put_back(tmp_path):
+    assert found_by(tmp_path, PRINTING, n=2) == [({"s.print": 0, "s.call": 0, "s.bufsize": 0}, None)] * 2

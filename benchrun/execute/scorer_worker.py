@@ -191,13 +191,16 @@ def _held_by_libraries() -> list[tuple[Callable[[Any], Any], Any]]:
     """What the process's libraries hold for every caller that a scorer may change, each with a setter and its value
     now: `random`'s generator, and where a scorer imported numpy its global generator (`numpy.random.seed`, `rand`)
     and its handling of floating-point errors (`numpy.seterr(all="raise")`: a later call's division by zero raised
-    FloatingPointError, where it gave inf). A scorer seeding a generator as it is imported (`random.seed(0)`) and
+    FloatingPointError, where it gave inf; `seterrcall`), how it prints arrays (`numpy.set_printoptions(precision=2)`:
+    a later call's `str(array)`, its answer parsed against, said 0.33 for 0.33333333) and its buffers' size. A scorer seeding a generator as it is imported (`random.seed(0)`) and
     drawing in its calls scored each sample by how many draws the samples before it took, so a rescore, a resume or a
     replaced process scored it anew."""
     found: list[tuple[Callable[[Any], Any], Any]] = [(random.setstate, random.getstate())]
     if (numpy := sys.modules.get("numpy")) is not None and hasattr(numpy, "seterr"):
         found += [(numpy.random.set_state, numpy.random.get_state()), (lambda errors: numpy.seterr(**errors),
-                                                                       numpy.geterr())]
+                                                                       numpy.geterr()),
+                  (lambda options: numpy.set_printoptions(**options), numpy.get_printoptions()),
+                  (numpy.seterrcall, numpy.geterrcall()), (numpy.setbufsize, numpy.getbufsize())]
     return found
 
 

@@ -97,3 +97,18 @@ def s(response, values):
 """A scorer saying whether its call found names of standard modules replaced or removed, or the interpreter's hooks
 of async generators, coroutines' origins, `breakpoint()` or sys.path's finders set, each call replacing or setting
 each."""
+
+
+PRINTING = """import numpy
+
+
+def s(response, values):
+    found = {"print": int(str(numpy.array([1 / 3])) != "[0.33333333]"), "call": int(numpy.geterrcall() is not None),
+             "bufsize": int(numpy.getbufsize() != 8192)}
+    numpy.set_printoptions(precision=2)
+    numpy.seterrcall(print)
+    numpy.setbufsize(16384)
+    return found
+"""
+"""A scorer saying whether its call found numpy printing arrays otherwise than by default, a function set for its
+floating-point errors or its buffers' size changed, each call changing all three."""
