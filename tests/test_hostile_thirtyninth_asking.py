@@ -17,6 +17,16 @@
 5. how numpy prints arrays as a scorer's call set it (`numpy.set_printoptions(precision=2)`), the function it set for
    floating-point errors (`numpy.seterrcall`) and its buffers' size stayed for every later call: put back as its
    generator and its error handling are (`execute.scorer_worker._held_by_libraries`)
+6. an attribute of a standard class a scorer's call replaced (`fractions.Fraction.__str__ = ...`) stayed so for every
+   later call; `json.JSONEncoder.item_separator = ";"` changed the process's own reply to that call, which the run
+   then took for a line the scorer wrote into the reply pipe (`ScorerProtocolError`, its score lost): the classes
+   the standard library's modules define are put back with their names, before the reply is written
+   (`execute.stdlibnames`)
+7. the garbage collector's debugging a call set (`gc.set_debug(gc.DEBUG_SAVEALL)`: every later call's garbage kept)
+   stayed set: put back as its other settings are (`compiler.runstate.SETTINGS`)
+8. a scheduling policy a call set (`os.sched_setscheduler(0, os.SCHED_IDLE, ...)`: every later call run only when
+   nothing else would, which the process may not undo) stayed: the process ends after such a call, as after
+   `os.nice` (`execute.scorerleft`)
 """
 
 from __future__ import annotations
@@ -25,7 +35,7 @@ import pytest
 
 from benchrun.core.errors import EXIT
 from tests.helpers.p38_asking import found_by
-from tests.helpers.p39_asking import CHANGING, LOOPING, PRINTING, resumed_before_noted
+from tests.helpers.p39_asking import CHANGING, LOOPING, PRINTING, RETUNING, resumed_before_noted
 
 REFUSED = "benchrun: error: in '{{run}}/run.json': run {{id}} failed as it ended: {}; a resume would finish it with " \
           "those answers: resume with --force to do so anyway (recorded in run.json)\n"
@@ -54,3 +64,8 @@ def test_the_standard_library_s_names_and_the_interpreter_s_hooks_a_call_changed
 
 def test_how_numpy_prints_and_calls_back_as_a_call_set_it_is_put_back(tmp_path):
     assert found_by(tmp_path, PRINTING, n=2) == [({"s.print": 0, "s.call": 0, "s.bufsize": 0}, None)] * 2
+
+
+def test_standard_classes_the_collector_s_debugging_and_the_scheduling_a_call_changed_reach_no_later_call(tmp_path):
+    found = {"s.separator": 0, "s.str": 0, "s.debug": 0, "s.policy": 0}
+    assert found_by(tmp_path, RETUNING) == [(found, None)] * 3

@@ -45,7 +45,8 @@ SETTINGS: tuple[tuple[Callable[[], Any], Callable[[Any], Any]], ...] = (
     (threading.stack_size, threading.stack_size),
     (socket.getdefaulttimeout, socket.setdefaulttimeout), (sys.getswitchinterval, sys.setswitchinterval),
     (gc.isenabled, lambda enabled: gc.enable() if enabled else gc.disable()),
-    (gc.get_threshold, lambda found: gc.set_threshold(*found)), (sys.getrecursionlimit, sys.setrecursionlimit),
+    (gc.get_threshold, lambda found: gc.set_threshold(*found)), (gc.get_debug, gc.set_debug),
+    (sys.getrecursionlimit, sys.setrecursionlimit),
     (lambda: list(gc.callbacks), lambda found: gc.callbacks.__setitem__(slice(None), found)),  # in place: gc's list
     (gc.get_freeze_count, lambda found: gc.unfreeze()),  # none is ever found frozen: a freeze is undone
     (sys.get_int_max_str_digits, sys.set_int_max_str_digits),
@@ -72,7 +73,8 @@ locale (`locale.setlocale(LC_NUMERIC, ...)`: their `locale.atof` read numbers by
 the process, that call's ScorerProcessDied), a default socket timeout (`socket.setdefaulttimeout(0.001)`: their
 requests timed out), a thread switch interval, the garbage collector turned off or retuned or given a callback
 (`gc.callbacks.append(...)`: run in every later call's collections) or what it holds frozen (`gc.freeze()`: each
-call's cycles left then kept for good), a recursion limit or a bound on the digits of an
+call's cycles left then kept for good) or its debugging (`gc.set_debug(gc.DEBUG_SAVEALL)`: every later call's garbage
+kept), a recursion limit or a bound on the digits of an
 int (`sys.setrecursionlimit(200)`, `sys.set_int_max_str_digits(640)`: their own work a RecursionError, a ValueError),
 the module search path (`sys.path.append`, or `sys.path` bound to another value) and the import system's finders and
 path hooks (`sys.meta_path.insert(0, finder)`: a later call's imports went through it), the CPUs the process may run

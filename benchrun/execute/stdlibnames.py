@@ -1,36 +1,45 @@
-"""The names the standard library's modules hold, as the scorer process's first call found them, which each call
-starts with (`scorer_worker._Found`): a call that replaced one for its own work (`time.time = lambda: 0`, `math.pi =
-3`, `ssl._create_default_https_context = ssl._create_unverified_context`) or removed one replaced or removed it for
-every later call. `sys` and `builtins` are put back by their own rules (`compiler.runstate.SETTINGS`,
-`put_back_names`); names a module gained since are kept (a package's submodule, imported later)."""
+"""The names the standard library's modules and their classes hold, as the scorer process's first call found them,
+which each call starts with (`scorer_worker._Found`): a call that replaced one for its own work (`time.time = lambda:
+0`, `math.pi = 3`, `ssl._create_default_https_context = ssl._create_unverified_context`,
+`json.JSONEncoder.item_separator = ";"`, which the process's own replies were written with) or removed one replaced
+or removed it for every later call. `sys` and `builtins` are put back by their own rules (`compiler.runstate.SETTINGS`,
+`put_back_names`); names gained since are kept (a package's submodule, imported later)."""
 
 from __future__ import annotations
 
 import sys
 import types
-from typing import Any
+from typing import Any, Mapping
 
 OWN_RULES = ("sys", "builtins")
 _GONE = object()
+Held = list[tuple[Any, Mapping[str, Any], dict[str, Any]]]
+"""Each module or class, its names (live), and a copy of them as found."""
 
 
-def standard_now() -> list[tuple[dict[str, Any], dict[str, Any]]]:
-    """Each standard module imported now, as its namespace and a copy of it."""
-    return [(vars(module), dict(vars(module))) for name, module in list(sys.modules.items())
-            if isinstance(module, types.ModuleType) and name.partition(".")[0] in sys.stdlib_module_names
-            and name not in OWN_RULES]
+def standard_now() -> Held:
+    """Each standard module imported now and each class it defines, as its names and a copy of them."""
+    found: Held = []
+    for name, module in list(sys.modules.items()):
+        if isinstance(module, types.ModuleType) and name.partition(".")[0] in sys.stdlib_module_names \
+                and name not in OWN_RULES:
+            names = vars(module)
+            found.append((module, names, dict(names)))
+            found += [(cls, vars(cls), dict(vars(cls))) for cls in list(names.values())
+                      if isinstance(cls, type) and cls.__module__ == name]
+    return found
 
 
-def put_back_standard(found: list[tuple[dict[str, Any], dict[str, Any]]]) -> None:
-    """Each namespace of `found` (`standard_now`) holding again each name it held then, the same object."""
-    for names, was in found:
+def put_back_standard(found: Held) -> None:
+    """Each module and class of `found` (`standard_now`) holding again each name it held then, the same object."""
+    for owner, names, was in found:
         if not _holds(names, was):
             for name, value in was.items():
                 if names.get(name, _GONE) is not value:
-                    names[name] = value
+                    setattr(owner, name, value)
 
 
-def _holds(names: dict[str, Any], was: dict[str, Any]) -> bool:
+def _holds(names: Mapping[str, Any], was: dict[str, Any]) -> bool:
     """Whether `names` holds all `was` held (by identity, or where a call replaced one by an equal object); False where
     comparing a replacement raised."""
     try:

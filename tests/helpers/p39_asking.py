@@ -112,3 +112,26 @@ def s(response, values):
 """
 """A scorer saying whether its call found numpy printing arrays otherwise than by default, a function set for its
 floating-point errors or its buffers' size changed, each call changing all three."""
+
+
+RETUNING = """import fractions
+import gc
+import json
+import os
+
+
+def s(response, values):
+    found = {"separator": int(json.JSONEncoder.item_separator != ", "),
+             "str": int(str(fractions.Fraction(1, 3)) != "1/3"), "debug": gc.get_debug(),
+             "policy": os.sched_getscheduler(0)}
+    json.JSONEncoder.item_separator = ";"
+    fractions.Fraction.__str__ = lambda self: "x"
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    if values["a"] == 0:
+        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+    return found
+"""
+"""A scorer saying whether its call found attributes of standard classes replaced (the separator JSON's encoder writes
+between items, the scorer process's replies too), the garbage collector debugging or the process scheduled as idle,
+each call changing the first three, the call of sample a=0 the last (its process then ends: the next two share
+one)."""
