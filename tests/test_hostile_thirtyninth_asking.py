@@ -27,6 +27,11 @@
 8. a scheduling policy a call set (`os.sched_setscheduler(0, os.SCHED_IDLE, ...)`: every later call run only when
    nothing else would, which the process may not undo) stayed: the process ends after such a call, as after
    `os.nice` (`execute.scorerleft`)
+9. a `random.py` in the folder benchrun was run from stood in for the standard module in the scorer process (`-m`
+   puts the working directory first on sys.path): every user scorer's score `ScorerUnavailable`, blamed on the scorer
+   writing to the reply pipe, in a run that exited 0; a `json.py` there failed the import check, blamed on the
+   benchmark's custom_scorer.py (`it ended the process importing it`): benchrun starts its own Python processes (the
+   scorer process, the import check, the embedded engine's) with `-P` (`core.ownpython`)
 """
 
 from __future__ import annotations
@@ -35,7 +40,14 @@ import pytest
 
 from benchrun.core.errors import EXIT
 from tests.helpers.p38_asking import found_by
-from tests.helpers.p39_asking import CHANGING, LOOPING, PRINTING, RETUNING, resumed_before_noted
+from tests.helpers.p39_asking import (
+    CHANGING,
+    LOOPING,
+    PRINTING,
+    RETUNING,
+    resumed_before_noted,
+    scored_beside,
+)
 
 REFUSED = "benchrun: error: in '{{run}}/run.json': run {{id}} failed as it ended: {}; a resume would finish it with " \
           "those answers: resume with --force to do so anyway (recorded in run.json)\n"
@@ -69,3 +81,8 @@ def test_how_numpy_prints_and_calls_back_as_a_call_set_it_is_put_back(tmp_path):
 def test_standard_classes_the_collector_s_debugging_and_the_scheduling_a_call_changed_reach_no_later_call(tmp_path):
     found = {"s.separator": 0, "s.str": 0, "s.debug": 0, "s.policy": 0}
     assert found_by(tmp_path, RETUNING) == [(found, None)] * 3
+
+
+def test_a_standard_module_s_name_in_the_folder_benchrun_runs_from_stands_in_for_none_in_its_processes(tmp_path):
+    beside = {"random.py": "print('a random.py of the user')\n", "json.py": "x = 1\n"}
+    assert scored_beside(tmp_path, beside) == (EXIT["ok"], "", [({"s.ok": 1}, None)] * 2)

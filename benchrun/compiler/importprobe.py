@@ -11,7 +11,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import tempfile
 import uuid
 from pathlib import Path
@@ -20,6 +19,7 @@ from benchrun.compiler.schemaonce import MARK
 from benchrun.core.childwait import waited
 from benchrun.core.codeenv import code_env
 from benchrun.core.errors import TaskError
+from benchrun.core.ownpython import own_python
 from benchrun.core.scratch import remove_scratch, scratch_folder
 
 Digests = dict[str, str]
@@ -172,7 +172,7 @@ def probed(path: Path, rel: str) -> bytes:
     done, scratch = uuid.uuid4().hex, scratch_folder()  # its temporary files, removed with it (core.scratch)
     with tempfile.TemporaryFile() as out, contextlib.ExitStack() as stack:
         stack.callback(remove_scratch, scratch)
-        child = subprocess.Popen([sys.executable, "-c", PROBE, str(path), done, str(out.fileno()), str(os.getpid())],
+        child = subprocess.Popen(own_python("-c", PROBE, str(path), done, str(out.fileno()), str(os.getpid())),
                                  stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                  pass_fds=(out.fileno(),), env=_probe_env(scratch),
                                  start_new_session=True)

@@ -8,10 +8,12 @@ from typing import Any
 
 from benchrun.archive.sessions import CHANGED
 from benchrun.core.errors import EXIT
+from benchrun.testing.lab import Lab
 from benchrun.testing.ollama_server import FakeOllama
 from tests.helpers.answers import listbench_answer
 from tests.helpers.archives import reseal
 from tests.helpers.commands import call_benchrun
+from tests.helpers.wire import records
 
 LOOPING = """import asyncio
 
@@ -135,3 +137,15 @@ def s(response, values):
 between items, the scorer process's replies too), the garbage collector debugging or the process scheduled as idle,
 each call changing the first three, the call of sample a=0 the last (its process then ends: the next two share
 one)."""
+
+
+def scored_beside(tmp_path: Path, files: dict[str, str]) -> tuple[int, str, list[Any]]:
+    """(exit code, stderr, what each of 2 samples' calls of a scorer returning {"ok": 1} gave) of a run started in a
+    folder that holds `files` too (by name, their text)."""
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    with Lab(tmp_path, n=2, latency_s=0, scorer='def s(response, values):\n    return {"ok": 1}\n') as lab:
+        result = lab.call(*lab.args("runner.concurrency=1"))
+        scores = records(lab, "scores.jsonl") if result.returncode == EXIT["ok"] else []
+    found = sorted((s["id"], s["metrics"], s["error"]) for s in scores if s["scorer"] == "s")
+    return result.returncode, result.stderr, [(metrics, error) for _, metrics, error in found]
