@@ -8,8 +8,8 @@
    run.json's history noted it, `sessions.CHANGED`) was finished `completed` by a plain resume asking nothing: the
    reason such a run's run.json keeps is read as the note (`archive.sessions.CHANGED_BEFORE`)
 3. a name of a standard module a scorer's call replaced or removed (`time.time = lambda: 0`, `math.pi = 3`, `del
-   math.tau`) stayed so for every later call: each call starts with the names the standard library's modules held as
-   the first call found them (`execute.stdlibnames`)
+   math.tau`, `sys.argv = [...]` to call a command's main) stayed so for every later call: each call starts with the
+   names the standard library's modules held as the first call found them (`execute.stdlibnames`)
 4. the hooks a scorer's call set for async generators (`sys.set_asyncgen_hooks`), the depth of coroutines' origins it
    kept, what `breakpoint()` calls (`sys.breakpointhook`) and the finder of a sys.path entry
    (`sys.path_importer_cache[folder] = None`) reached every later call: put back as the interpreter's other settings
@@ -70,7 +70,7 @@ def test_a_run_an_earlier_benchrun_failed_as_its_model_changed_is_not_finished_b
 
 
 def test_the_standard_library_s_names_and_the_interpreter_s_hooks_a_call_changed_are_put_back(tmp_path):
-    found = {"pi": 0, "gone": 0, "time": 0, "agen": 0, "depth": 0, "bp": 0, "finder": 0}
+    found = {"pi": 0, "gone": 0, "time": 0, "agen": 0, "depth": 0, "bp": 0, "finder": 0, "argv": 0}
     assert found_by(tmp_path, CHANGING, n=2) == [({f"s.{key}": value for key, value in found.items()}, None)] * 2
 
 

@@ -1,9 +1,9 @@
 """The names the standard library's modules and their classes hold, as the scorer process's first call found them,
 which each call starts with (`scorer_worker._Found`): a call that replaced one for its own work (`time.time = lambda:
 0`, `math.pi = 3`, `ssl._create_default_https_context = ssl._create_unverified_context`,
-`json.JSONEncoder.item_separator = ";"`, which the process's own replies were written with) or removed one replaced
-or removed it for every later call. `sys` and `builtins` are put back by their own rules (`compiler.runstate.SETTINGS`,
-`put_back_names`); names gained since are kept (a package's submodule, imported later)."""
+`json.JSONEncoder.item_separator = ";"`, which the process's own replies were written with, `sys.argv = [...]` to call
+a command's main) or removed one replaced or removed it for every later call; names gained since are kept (a
+package's submodule, imported later)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,9 @@ import sys
 import types
 from typing import Any, Mapping
 
-OWN_RULES = ("sys", "builtins")
+OWN_RULES = {"builtins": None, "sys": ("path", "meta_path", "path_hooks")}
+"""Modules, or names of a module (None: all), put back by their own rules: the builtins (`put_back_names`, which takes
+away names a call added too), sys's lists (`compiler.runstate.SETTINGS`, which puts back what they list)."""
 _GONE = object()
 Held = list[tuple[Any, Mapping[str, Any], dict[str, Any]]]
 """Each module or class, its names (live), and a copy of them as found."""
@@ -22,9 +24,9 @@ def standard_now() -> Held:
     found: Held = []
     for name, module in list(sys.modules.items()):
         if isinstance(module, types.ModuleType) and name.partition(".")[0] in sys.stdlib_module_names \
-                and name not in OWN_RULES:
+                and (elsewhere := OWN_RULES.get(name, ())) is not None:
             names = vars(module)
-            found.append((module, names, dict(names)))
+            found.append((module, names, {key: value for key, value in names.items() if key not in elsewhere}))
             found += [(cls, vars(cls), dict(vars(cls))) for cls in list(names.values())
                       if isinstance(cls, type) and cls.__module__ == name]
     return found

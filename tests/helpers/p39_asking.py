@@ -86,7 +86,8 @@ def s(response, values):
              "agen": int(sys.get_asyncgen_hooks().firstiter is not None),
              "depth": sys.get_coroutine_origin_tracking_depth(),
              "bp": int(sys.breakpointhook is not sys.__breakpointhook__),
-             "finder": int(sys.path_importer_cache.get("/p39", 1) is None)}
+             "finder": int(sys.path_importer_cache.get("/p39", 1) is None), "argv": int(sys.argv == ["p39"])}
+    sys.argv = ["p39"]
     math.pi = 3
     del math.tau
     time.time = lambda: 0
@@ -96,9 +97,9 @@ def s(response, values):
     sys.path_importer_cache["/p39"] = None
     return found
 """
-"""A scorer saying whether its call found names of standard modules replaced or removed, or the interpreter's hooks
-of async generators, coroutines' origins, `breakpoint()` or sys.path's finders set, each call replacing or setting
-each."""
+"""A scorer saying whether its call found names of standard modules (sys's too) replaced or removed, or the
+interpreter's hooks of async generators, coroutines' origins, `breakpoint()` or sys.path's finders set, each call
+replacing or setting each."""
 
 
 PRINTING = """import numpy
