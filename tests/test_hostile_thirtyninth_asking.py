@@ -32,6 +32,9 @@
    writing to the reply pipe, in a run that exited 0; a `json.py` there failed the import check, blamed on the
    benchmark's custom_scorer.py (`it ended the process importing it`): benchrun starts its own Python processes (the
    scorer process, the import check, the embedded engine's) with `-P` (`core.ownpython`)
+10. a `retry` of a run failed as its Ollama was upgraded while it asked carried that run's answers (of either build)
+    into a new run, completed with exit 0, where a resume refuses to finish such a run: a retry refuses it as a resume
+    does, unless `--force` (`audit.samemodel.check_unchanged`, which both call)
 """
 
 from __future__ import annotations
@@ -46,11 +49,12 @@ from tests.helpers.p39_asking import (
     PRINTING,
     RETUNING,
     resumed_before_noted,
+    retried_after_change,
     scored_beside,
 )
 
-REFUSED = "benchrun: error: in '{{run}}/run.json': run {{id}} failed as it ended: {}; a resume would finish it with " \
-          "those answers: resume with --force to do so anyway (recorded in run.json)\n"
+REFUSED = "benchrun: error: in '{{run}}/run.json': run {{id}} failed as it ended: {}; a {} would {}: {} with --force " \
+          "to do so anyway (recorded in run.json)\n"
 UPGRADED = ("Ollama at {url} changed version while it was asked: '0.12.6' when it began, '0.13.0' as it ended "
             "(upgraded?); the answers may come from either build and cannot be told apart, and the run's identity "
             "names the first: run it again")
@@ -66,7 +70,8 @@ def test_each_scorer_call_finds_the_event_loop_the_first_found(tmp_path):
 @pytest.mark.parametrize(("repulled", "why"), [(False, UPGRADED), (True, REPULLED)])
 def test_a_run_an_earlier_benchrun_failed_as_its_model_changed_is_not_finished_by_a_plain_resume(tmp_path, repulled,
                                                                                                   why):
-    assert resumed_before_noted(tmp_path, repulled) == (EXIT["archive"], REFUSED.format(why), "failed")
+    refused = REFUSED.format(why, "resume", "finish it with those answers", "resume")
+    assert resumed_before_noted(tmp_path, repulled) == (EXIT["archive"], refused, "failed")
 
 
 def test_the_standard_library_s_names_and_the_interpreter_s_hooks_a_call_changed_are_put_back(tmp_path):
@@ -86,3 +91,8 @@ def test_standard_classes_the_collector_s_debugging_and_the_scheduling_a_call_ch
 def test_a_standard_module_s_name_in_the_folder_benchrun_runs_from_stands_in_for_none_in_its_processes(tmp_path):
     beside = {"random.py": "print('a random.py of the user')\n", "json.py": "x = 1\n"}
     assert scored_beside(tmp_path, beside) == (EXIT["ok"], "", [({"s.ok": 1}, None)] * 2)
+
+
+def test_a_retry_of_a_run_failed_as_its_ollama_was_upgraded_is_refused_unless_forced(tmp_path):
+    refused = REFUSED.format(UPGRADED, "retry", "carry those answers over", "retry")
+    assert retried_after_change(tmp_path) == (EXIT["archive"], refused, ["failed"])

@@ -8,6 +8,7 @@ from typing import Any
 
 from benchrun.archive.sessions import CHANGED
 from benchrun.core.errors import EXIT
+from benchrun.testing.chat import Reply
 from benchrun.testing.lab import Lab
 from benchrun.testing.ollama_server import FakeOllama
 from tests.helpers.answers import listbench_answer
@@ -150,3 +151,29 @@ def scored_beside(tmp_path: Path, files: dict[str, str]) -> tuple[int, str, list
         scores = records(lab, "scores.jsonl") if result.returncode == EXIT["ok"] else []
     found = sorted((s["id"], s["metrics"], s["error"]) for s in scores if s["scorer"] == "s")
     return result.returncode, result.stderr, [(metrics, error) for _, metrics, error in found]
+
+
+def retried_after_change(tmp_path: Path) -> tuple[int, str, list[str]]:
+    """A retry's (exit code, stderr, the statuses of the runs then in the outputs, in order) at an Ollama of version
+    0.12.6 of a run of the product task whose Ollama said 0.12.6 until it answered a chat, 0.13.0 after, and refused
+    its second chat ({run} for the run's directory, {id} for its id, {url} for its server's URL)."""
+    chats = [Reply(status=400, error="refused") if i == 1 else None for i in range(3)]
+    with FakeOllama(responder=lambda request: chats.pop(0) or listbench_answer(request)) as fake:
+        answered = fake.dispatch
+
+        def dispatch(request: Any) -> Any:
+            if request.path == "/api/chat":
+                fake.version = "0.13.0"
+            return answered(request)
+
+        fake.dispatch = dispatch
+        failed = call_benchrun(f"runner.host={fake.url}", "cache=false", "task.only=[product]", "runner.retries=0",
+                               "runner.concurrency=1", f"outputs={tmp_path / 'o'}", cwd=tmp_path)
+    assert failed.returncode == EXIT["runner"], failed.stderr
+    [run_dir] = (tmp_path / "o").glob("*/*")
+    with FakeOllama(responder=listbench_answer) as other:
+        done = call_benchrun("retry", str(run_dir), "--host", other.url, cwd=tmp_path, module="benchrun.audit")
+    info = json.loads((run_dir / "run.json").read_text())
+    said = done.stderr.replace(str(run_dir), "{run}").replace(info["run_id"], "{id}").replace(fake.url, "{url}")
+    statuses = [json.loads((each / "run.json").read_text())["status"] for each in sorted((tmp_path / "o").glob("*/*"))]
+    return done.returncode, said, statuses
