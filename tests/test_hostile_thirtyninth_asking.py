@@ -35,6 +35,9 @@
 10. a `retry` of a run failed as its Ollama was upgraded while it asked carried that run's answers (of either build)
     into a new run, completed with exit 0, where a resume refuses to finish such a run: a retry refuses it as a resume
     does, unless `--force` (`audit.samemodel.check_unchanged`, which both call)
+11. the csv module's bound on a field a scorer's call set (`csv.field_size_limit(sys.maxsize)`, an idiom to read large
+    fields) and the dialects it registered or replaced stayed for every later call: put back as `random`'s generator
+    is (`execute.scorer_worker._held_by_libraries`)
 """
 
 from __future__ import annotations
@@ -47,6 +50,7 @@ from tests.helpers.p39_asking import (
     CHANGING,
     LOOPING,
     PRINTING,
+    READING,
     RETUNING,
     resumed_before_noted,
     retried_after_change,
@@ -96,3 +100,7 @@ def test_a_standard_module_s_name_in_the_folder_benchrun_runs_from_stands_in_for
 def test_a_retry_of_a_run_failed_as_its_ollama_was_upgraded_is_refused_unless_forced(tmp_path):
     refused = REFUSED.format(UPGRADED, "retry", "carry those answers over", "retry")
     assert retried_after_change(tmp_path) == (EXIT["archive"], refused, ["failed"])
+
+
+def test_the_csv_module_s_field_bound_and_dialects_a_call_set_are_put_back(tmp_path):
+    assert found_by(tmp_path, READING, n=2) == [({"s.limit": 0, "s.dialect": 0, "s.excel": 0}, None)] * 2

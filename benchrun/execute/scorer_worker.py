@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import csv
 import decimal
 import fcntl
 import json
@@ -189,19 +190,45 @@ def _put_back_modules(found: dict[str, Any]) -> None:
 
 def _held_by_libraries() -> list[tuple[Callable[[Any], Any], Any]]:
     """What the process's libraries hold for every caller that a scorer may change, each with a setter and its value
-    now: `random`'s generator, and where a scorer imported numpy its global generator (`numpy.random.seed`, `rand`)
-    and its handling of floating-point errors (`numpy.seterr(all="raise")`: a later call's division by zero raised
-    FloatingPointError, where it gave inf; `seterrcall`), how it prints arrays (`numpy.set_printoptions(precision=2)`:
-    a later call's `str(array)`, its answer parsed against, said 0.33 for 0.33333333) and its buffers' size. A scorer seeding a generator as it is imported (`random.seed(0)`) and
-    drawing in its calls scored each sample by how many draws the samples before it took, so a rescore, a resume or a
-    replaced process scored it anew."""
-    found: list[tuple[Callable[[Any], Any], Any]] = [(random.setstate, random.getstate())]
+    now: `random`'s generator, the csv module's bound on a field (`csv.field_size_limit(sys.maxsize)`, an idiom to read
+    large fields: the later calls read what their own would refuse) and its dialects, and where a scorer imported
+    numpy its global generator (`numpy.random.seed`, `rand`) and its handling of floating-point errors
+    (`numpy.seterr(all="raise")`: a later call's division by zero raised FloatingPointError, where it gave inf;
+    `seterrcall`), how it prints arrays (`numpy.set_printoptions(precision=2)`: a later call's `str(array)`, its answer
+    parsed against, said 0.33 for 0.33333333) and its buffers' size. A scorer seeding a generator as it is imported
+    (`random.seed(0)`) and drawing in its calls scored each sample by how many draws the samples before it took, so a
+    rescore, a resume or a replaced process scored it anew."""
+    found: list[tuple[Callable[[Any], Any], Any]] = [(random.setstate, random.getstate()),
+                                                     (csv.field_size_limit, csv.field_size_limit()),
+                                                     (_put_back_dialects, _dialects())]
     if (numpy := sys.modules.get("numpy")) is not None and hasattr(numpy, "seterr"):
         found += [(numpy.random.set_state, numpy.random.get_state()), (lambda errors: numpy.seterr(**errors),
                                                                        numpy.geterr()),
                   (lambda options: numpy.set_printoptions(**options), numpy.get_printoptions()),
                   (numpy.seterrcall, numpy.geterrcall()), (numpy.setbufsize, numpy.getbufsize())]
     return found
+
+
+def _dialects() -> dict[str, Any]:
+    """The csv module's dialects by name (`csv.register_dialect`)."""
+    return {name: csv.get_dialect(name) for name in csv.list_dialects()}
+
+
+def _put_back_dialects(found: dict[str, Any]) -> None:
+    """The csv module's dialects as `found` (`_dialects`): one a call registered unregistered, one it replaced or
+    unregistered registered again."""
+    now = _dialects()
+    for name in now.keys() - found.keys():
+        csv.unregister_dialect(name)
+    for name, dialect in found.items():
+        if name not in now or _reads(now[name]) != _reads(dialect):
+            csv.register_dialect(name, dialect)
+
+
+def _reads(dialect: Any) -> tuple[Any, ...]:
+    """What a csv dialect says of how it reads and writes."""
+    return tuple(getattr(dialect, name) for name in ("delimiter", "quotechar", "escapechar", "doublequote",
+                                                     "skipinitialspace", "lineterminator", "quoting", "strict"))
 
 
 def _zone() -> tuple[Any, ...]:

@@ -177,3 +177,19 @@ def retried_after_change(tmp_path: Path) -> tuple[int, str, list[str]]:
     said = done.stderr.replace(str(run_dir), "{run}").replace(info["run_id"], "{id}").replace(fake.url, "{url}")
     statuses = [json.loads((each / "run.json").read_text())["status"] for each in sorted((tmp_path / "o").glob("*/*"))]
     return done.returncode, said, statuses
+
+
+READING = """import csv
+
+
+def s(response, values):
+    found = {"limit": int(csv.field_size_limit() != 131072), "dialect": int("p39" in csv.list_dialects()),
+             "excel": int(csv.get_dialect("excel").delimiter != ",")}
+    csv.field_size_limit(10)
+    csv.register_dialect("p39", delimiter=";")
+    csv.unregister_dialect("excel")
+    csv.register_dialect("excel", delimiter="|")
+    return found
+"""
+"""A scorer saying whether its call found the csv module's bound on a field changed, a dialect registered or the
+`excel` dialect replaced, each call doing all three."""
