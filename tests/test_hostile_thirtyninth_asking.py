@@ -38,6 +38,10 @@
 11. the csv module's bound on a field a scorer's call set (`csv.field_size_limit(sys.maxsize)`, an idiom to read large
     fields) and the dialects it registered or replaced stayed for every later call: put back as `random`'s generator
     is (`execute.scorer_worker._held_by_libraries`)
+12. a benchmark's custom_scorer.py that set an asyncio event loop policy as it was imported (in the run's own process,
+    to compile) made the run's own event loop that policy's: one that made none ended the run in a traceback, exit 1
+    (uvloop's: the run asked on uvloop): put back after the import as the interpreter's other settings are
+    (`compiler.runstate.SETTINGS`)
 """
 
 from __future__ import annotations
@@ -49,6 +53,7 @@ from tests.helpers.p38_asking import found_by
 from tests.helpers.p39_asking import (
     CHANGING,
     LOOPING,
+    POLICED,
     PRINTING,
     READING,
     RETUNING,
@@ -104,3 +109,7 @@ def test_a_retry_of_a_run_failed_as_its_ollama_was_upgraded_is_refused_unless_fo
 
 def test_the_csv_module_s_field_bound_and_dialects_a_call_set_are_put_back(tmp_path):
     assert found_by(tmp_path, READING, n=2) == [({"s.limit": 0, "s.dialect": 0, "s.excel": 0}, None)] * 2
+
+
+def test_an_event_loop_policy_a_benchmark_s_file_set_as_it_was_imported_is_not_the_run_s(tmp_path):
+    assert found_by(tmp_path, POLICED, n=2) == [({"s.ok": 1}, None)] * 2

@@ -52,6 +52,7 @@ SETTINGS: tuple[tuple[Callable[[], Any], Callable[[Any], Any]], ...] = (
     (sys.get_int_max_str_digits, sys.set_int_max_str_digits),
     (sys.get_asyncgen_hooks, lambda found: sys.set_asyncgen_hooks(firstiter=found[0], finalizer=found[1])),
     (sys.get_coroutine_origin_tracking_depth, sys.set_coroutine_origin_tracking_depth),
+    (lambda: _asyncio("get_event_loop_policy"), lambda found: _asyncio("set_event_loop_policy", found)),
     (lambda: dict(sys.path_importer_cache), lambda found: _put_back_dict(sys.path_importer_cache, found)),
     *([(sys.getdlopenflags, sys.setdlopenflags)] if hasattr(sys, "getdlopenflags") else []),
     *((lambda owner=owner, name=name: getattr(owner, name),
@@ -86,9 +87,17 @@ hooks that report uncaught and unraisable exceptions (`sys.excepthook`, `sys.unr
 and the flags extension modules are loaded with (`sys.setdlopenflags(os.RTLD_GLOBAL | ...)`: a later call's imports
 shared their symbols), the hooks of async generators and the depth of coroutines' origins kept
 (`sys.set_asyncgen_hooks`: run for a later call's async generators), what `breakpoint()` and an expression's display
-call (`sys.breakpointhook`, `sys.displayhook`) and the finders found for sys.path's entries
-(`sys.path_importer_cache[folder] = None`: a later call's imports from it failed).
+call (`sys.breakpointhook`, `sys.displayhook`), the finders found for sys.path's entries
+(`sys.path_importer_cache[folder] = None`: a later call's imports from it failed) and asyncio's event loop policy (a
+benchmark's file that set one as it was imported made the run's own loop its policy's: one that failed to make one, a
+traceback; uvloop's, the run asked on uvloop).
 """
+
+
+def _asyncio(call: str, *args: Any) -> Any:
+    """asyncio's `call`, where a module has imported asyncio (None else: none is imported for it)."""
+    asyncio = sys.modules.get("asyncio")
+    return None if asyncio is None else getattr(asyncio, call)(*args)
 
 
 def _put_back_dict(held: dict[Any, Any], found: dict[Any, Any]) -> None:

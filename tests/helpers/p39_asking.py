@@ -193,3 +193,19 @@ def s(response, values):
 """
 """A scorer saying whether its call found the csv module's bound on a field changed, a dialect registered or the
 `excel` dialect replaced, each call doing all three."""
+
+
+POLICED = """import asyncio
+
+
+def s(response, values):
+    return {"ok": 1}
+
+
+def _refuse(self):
+    raise RuntimeError("the benchmark's own event loop policy")
+
+
+asyncio.set_event_loop_policy(type("Policy", (asyncio.DefaultEventLoopPolicy,), {"new_event_loop": _refuse})())
+"""
+"""A scorer file that sets, as it is imported, an event loop policy that makes no loop."""
