@@ -9,7 +9,7 @@
    reason such a run's run.json keeps is read as the note (`archive.sessions.CHANGED_BEFORE`)
 3. a name of a standard module a scorer's call replaced or removed (`time.time = lambda: 0`, `math.pi = 3`, `del
    math.tau`, `sys.argv = [...]` to call a command's main) stayed so for every later call: each call starts with the
-   names the standard library's modules held as the first call found them (`execute.stdlibnames`)
+   names the standard library's modules held as the first call found them (`core.stdlibnames`)
 4. the hooks a scorer's call set for async generators (`sys.set_asyncgen_hooks`), the depth of coroutines' origins it
    kept, what `breakpoint()` calls (`sys.breakpointhook`) and the finder of a sys.path entry
    (`sys.path_importer_cache[folder] = None`) reached every later call: put back as the interpreter's other settings
@@ -21,7 +21,7 @@
    later call; `json.JSONEncoder.item_separator = ";"` changed the process's own reply to that call, which the run
    then took for a line the scorer wrote into the reply pipe (`ScorerProtocolError`, its score lost): the classes
    the standard library's modules define are put back with their names, before the reply is written
-   (`execute.stdlibnames`)
+   (`core.stdlibnames`)
 7. the garbage collector's debugging a call set (`gc.set_debug(gc.DEBUG_SAVEALL)`: every later call's garbage kept)
    stayed set: put back as its other settings are (`compiler.runstate.SETTINGS`)
 8. a scheduling policy a call set (`os.sched_setscheduler(0, os.SCHED_IDLE, ...)`: every later call run only when
@@ -42,6 +42,10 @@
     to compile) made the run's own event loop that policy's: one that made none ended the run in a traceback, exit 1
     (uvloop's: the run asked on uvloop): put back after the import as the interpreter's other settings are
     (`compiler.runstate.SETTINGS`)
+13. a benchmark's custom_scorer.py that set `json.JSONEncoder.key_separator = "="` as it was imported (in the run's own
+    process) had the run read its server's answers with it: the preflight failed, exit 3, blaming the server ("not
+    Ollama's answer"); the run's records would have been written so: the standard library's names are put back after
+    the import (`compiler.runstate.kept`, by `core.stdlibnames`)
 """
 
 from __future__ import annotations
@@ -57,6 +61,7 @@ from tests.helpers.p39_asking import (
     PRINTING,
     READING,
     RETUNING,
+    found_after_keyed,
     resumed_before_noted,
     retried_after_change,
     scored_beside,
@@ -113,3 +118,7 @@ def test_the_csv_module_s_field_bound_and_dialects_a_call_set_are_put_back(tmp_p
 
 def test_an_event_loop_policy_a_benchmark_s_file_set_as_it_was_imported_is_not_the_run_s(tmp_path):
     assert found_by(tmp_path, POLICED, n=2) == [({"s.ok": 1}, None)] * 2
+
+
+def test_a_standard_class_a_benchmark_s_file_changed_as_it_was_imported_is_put_back_for_the_run(tmp_path):
+    assert found_after_keyed(tmp_path) == [({"s.ok": 1}, None)] * 2

@@ -25,17 +25,28 @@ from typing import Any, Callable, Iterator
 
 from benchrun.core.interrupts import handling_now
 from benchrun.core.scratch import remove_scratch, scratch_folder
+from benchrun.core.stdlibnames import put_back_standard, standard_now
 
 
 @contextlib.contextmanager
 def kept() -> Iterator[None]:
     """The process's signal handling, working directory, umask, sys.path, environment, builtins, resource limits,
-    recursion limit, exit functions, garbage collection, logging and OmegaConf's resolvers as they were before the
-    block, and the block's temporary files in a folder of their own."""
+    recursion limit, exit functions, garbage collection, logging, OmegaConf's resolvers and the standard library's
+    names as they were before the block, and the block's temporary files in a folder of their own."""
     with _settings_kept(), _signals_kept(), _file_making_kept(), _import_path_kept(), _environment_kept(), \
             _builtins_kept(), _limits_kept(), _exit_functions_kept(), _collection_kept(), _logging_kept(), \
-            _temporary_files_kept(), _resolvers_kept():
+            _temporary_files_kept(), _resolvers_kept(), _standard_kept():
         yield
+
+
+@contextlib.contextmanager
+def _standard_kept() -> Iterator[None]:
+    """The names the standard library's modules and their classes hold as before the block (`stdlibnames`)."""
+    found = standard_now()
+    try:
+        yield
+    finally:
+        put_back_standard(found)
 
 
 SETTINGS: tuple[tuple[Callable[[], Any], Callable[[Any], Any]], ...] = (

@@ -49,12 +49,12 @@ from benchrun.compiler.runstate import (
 from benchrun.compiler.scoring import metrics, scorers_in, source_sha256
 from benchrun.core.errors import BenchrunError, os_problem
 from benchrun.core.interrupts import handling_now, ignore_terminal_signals
+from benchrun.core.stdlibnames import put_back_standard, standard_now
 from benchrun.core.text import message_of, one_line
 from benchrun.execute import cenviron
 from benchrun.execute.proctree import reap_below
 from benchrun.execute.scorerleft import Left, Watch
 from benchrun.execute.scorerloop import Loops
-from benchrun.execute.stdlibnames import put_back_standard, standard_now
 
 Scorer = Callable[[str, Any], Any]
 _READ, _WRITE = json.JSONDecoder().decode, json.JSONEncoder().encode

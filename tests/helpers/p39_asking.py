@@ -14,6 +14,7 @@ from benchrun.testing.ollama_server import FakeOllama
 from tests.helpers.answers import listbench_answer
 from tests.helpers.archives import reseal
 from tests.helpers.commands import call_benchrun
+from tests.helpers.p38_asking import found_by
 from tests.helpers.wire import records
 
 LOOPING = """import asyncio
@@ -209,3 +210,23 @@ def _refuse(self):
 asyncio.set_event_loop_policy(type("Policy", (asyncio.DefaultEventLoopPolicy,), {"new_event_loop": _refuse})())
 """
 """A scorer file that sets, as it is imported, an event loop policy that makes no loop."""
+
+
+KEYED = """import json
+
+
+def s(response, values):
+    return {"ok": 1}
+
+
+json.JSONEncoder.key_separator = "="
+"""
+"""A scorer file that sets, as it is imported, the separator JSON's encoder writes between a key and its value."""
+
+
+def found_after_keyed(tmp_path: Path) -> list[Any]:
+    """`found_by` of the scorer of KEYED, 2 samples; the separator put back in this process however the run went."""
+    try:
+        return found_by(tmp_path, KEYED, n=2)
+    finally:
+        json.JSONEncoder.key_separator = ": "

@@ -1,5 +1,7 @@
-"""The names the standard library's modules and their classes hold, as the scorer process's first call found them,
-which each call starts with (`scorer_worker._Found`): a call that replaced one for its own work (`time.time = lambda:
+"""The names the standard library's modules and their classes hold, read and put back: as the scorer process's first
+call found them, which each call starts with (`scorer_worker._Found`), and as the run's process held them before it
+imported a benchmark's file (`compiler.runstate.kept`: a file that set `json.JSONEncoder.key_separator = "="` as it
+was imported had the run write its records so). A call that replaced one for its own work (`time.time = lambda:
 0`, `math.pi = 3`, `ssl._create_default_https_context = ssl._create_unverified_context`,
 `json.JSONEncoder.item_separator = ";"`, which the process's own replies were written with, `sys.argv = [...]` to call
 a command's main) or removed one replaced or removed it for every later call; names gained since are kept (a
