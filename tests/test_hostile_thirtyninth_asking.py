@@ -46,6 +46,9 @@
     process) had the run read its server's answers with it: the preflight failed, exit 3, blaming the server ("not
     Ollama's answer"); the run's records would have been written so: the standard library's names are put back after
     the import (`compiler.runstate.kept`, by `core.stdlibnames`)
+14. one that set `json.JSONEncoder.item_separator = ";"` so had the import check's process write what it found with
+    it: the run read that as no JSON, a traceback, exit 1: the check writes with its own encoder, made before the file
+    is imported (`compiler.importprobe.PROBE`)
 """
 
 from __future__ import annotations

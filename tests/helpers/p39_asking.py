@@ -220,13 +220,15 @@ def s(response, values):
 
 
 json.JSONEncoder.key_separator = "="
+json.JSONEncoder.item_separator = ";"
 """
-"""A scorer file that sets, as it is imported, the separator JSON's encoder writes between a key and its value."""
+"""A scorer file that sets, as it is imported, the separators JSON's encoder writes between a key and its value and
+between items."""
 
 
 def found_after_keyed(tmp_path: Path) -> list[Any]:
-    """`found_by` of the scorer of KEYED, 2 samples; the separator put back in this process however the run went."""
+    """`found_by` of the scorer of KEYED, 2 samples; the separators put back in this process however the run went."""
     try:
         return found_by(tmp_path, KEYED, n=2)
     finally:
-        json.JSONEncoder.key_separator = ": "
+        json.JSONEncoder.key_separator, json.JSONEncoder.item_separator = ": ", ", "
