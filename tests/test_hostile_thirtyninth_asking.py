@@ -49,6 +49,9 @@
 14. one that set `json.JSONEncoder.item_separator = ";"` so had the import check's process write what it found with
     it: the run read that as no JSON, a traceback, exit 1: the check writes with its own encoder, made before the file
     is imported (`compiler.importprobe.PROBE`)
+15. a machine's `PYTHONBREAKPOINT=0` made a `breakpoint()` left in a scorer nothing: its sample scored, where on
+    another machine the call ended in BdbQuit, that sample's error (a rescore there scored it otherwise): the scorer
+    process and the import check start without it (`core.codeenv.MACHINE_SAID`)
 """
 
 from __future__ import annotations
@@ -64,6 +67,7 @@ from tests.helpers.p39_asking import (
     PRINTING,
     READING,
     RETUNING,
+    STOPPING,
     found_after_keyed,
     resumed_before_noted,
     retried_after_change,
@@ -125,3 +129,8 @@ def test_an_event_loop_policy_a_benchmark_s_file_set_as_it_was_imported_is_not_t
 
 def test_a_standard_class_a_benchmark_s_file_changed_as_it_was_imported_is_put_back_for_the_run(tmp_path):
     assert found_after_keyed(tmp_path) == [({"s.ok": 1}, None)] * 2
+
+
+def test_a_machine_s_pythonbreakpoint_decides_no_score(tmp_path, monkeypatch):
+    monkeypatch.setenv("PYTHONBREAKPOINT", "0")
+    assert found_by(tmp_path, STOPPING, n=1) == [(None, {"type": "BdbQuit", "message": "BdbQuit"})]

@@ -232,3 +232,10 @@ def found_after_keyed(tmp_path: Path) -> list[Any]:
         return found_by(tmp_path, KEYED, n=2)
     finally:
         json.JSONEncoder.key_separator, json.JSONEncoder.item_separator = ": ", ", "
+
+
+STOPPING = """def s(response, values):
+    breakpoint()
+    return {"ok": 1}
+"""
+"""A scorer with a `breakpoint()` left in."""
