@@ -39,21 +39,26 @@ def s(response, values):
 and closing it, a=1's running one with `asyncio.run`, a=2's closing the one the process found."""
 
 
+def changed_at_a_chat(fake: FakeOllama, repulled: bool = False) -> None:
+    """`fake` saying version 0.13.0 (or, `repulled`, another digest of llama3.2) from its first chat on."""
+    answered = fake.dispatch
+
+    def dispatch(request: Any) -> Any:
+        if request.path == "/api/chat":
+            if repulled:
+                fake.digests["llama3.2"] = "f" * 64
+            else:
+                fake.version = "0.13.0"
+        return answered(request)
+
+    fake.dispatch = dispatch
+
+
 def failed_before_noted(tmp_path: Path, repulled: bool) -> tuple[Path, str]:
     """A run of the product task failed as its Ollama was upgraded (or, `repulled`, its model pulled again) while it
     asked, run.json as a benchrun before `sessions.CHANGED` left it (no such history entry), and the server's URL."""
     with FakeOllama(responder=listbench_answer) as fake:
-        answered = fake.dispatch
-
-        def dispatch(request: Any) -> Any:
-            if request.path == "/api/chat":
-                if repulled:
-                    fake.digests["llama3.2"] = "f" * 64
-                else:
-                    fake.version = "0.13.0"
-            return answered(request)
-
-        fake.dispatch = dispatch
+        changed_at_a_chat(fake, repulled)
         failed = call_benchrun(f"runner.host={fake.url}", "cache=false", "task.only=[product]",
                                f"outputs={tmp_path / 'o'}", cwd=tmp_path)
     assert failed.returncode == EXIT["runner"], failed.stderr
@@ -160,14 +165,7 @@ def retried_after_change(tmp_path: Path) -> tuple[int, str, list[str]]:
     its second chat ({run} for the run's directory, {id} for its id, {url} for its server's URL)."""
     chats = [Reply(status=400, error="refused") if i == 1 else None for i in range(3)]
     with FakeOllama(responder=lambda request: chats.pop(0) or listbench_answer(request)) as fake:
-        answered = fake.dispatch
-
-        def dispatch(request: Any) -> Any:
-            if request.path == "/api/chat":
-                fake.version = "0.13.0"
-            return answered(request)
-
-        fake.dispatch = dispatch
+        changed_at_a_chat(fake)
         failed = call_benchrun(f"runner.host={fake.url}", "cache=false", "task.only=[product]", "runner.retries=0",
                                "runner.concurrency=1", f"outputs={tmp_path / 'o'}", cwd=tmp_path)
     assert failed.returncode == EXIT["runner"], failed.stderr
