@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -81,9 +82,12 @@ def resumed_before_noted(tmp_path: Path, repulled: bool) -> tuple[int, str, str]
     return done.returncode, said, info["status"]
 
 
-CHANGING = """import math
+CHANGING = """import csv
+import math
 import sys
 import time
+
+import numpy
 
 _hook = print
 
@@ -93,7 +97,17 @@ def s(response, values):
              "agen": int(sys.get_asyncgen_hooks().firstiter is not None),
              "depth": sys.get_coroutine_origin_tracking_depth(),
              "bp": int(sys.breakpointhook is not sys.__breakpointhook__),
-             "finder": int(sys.path_importer_cache.get("/p39", 1) is None), "argv": int(sys.argv == ["p39"])}
+             "finder": int(sys.path_importer_cache.get("/p39", 1) is None), "argv": int(sys.argv == ["p39"]),
+             "print": int(str(numpy.array([1 / 3])) != "[0.33333333]"), "call": int(numpy.geterrcall() is not None),
+             "bufsize": int(numpy.getbufsize() != 8192), "limit": int(csv.field_size_limit() != 131072),
+             "dialect": int("p39" in csv.list_dialects()), "excel": int(csv.get_dialect("excel").delimiter != ",")}
+    numpy.set_printoptions(precision=2)
+    numpy.seterrcall(print)
+    numpy.setbufsize(16384)
+    csv.field_size_limit(10)
+    csv.register_dialect("p39", delimiter=";")
+    csv.unregister_dialect("excel")
+    csv.register_dialect("excel", delimiter="|")
     sys.argv = ["p39"]
     math.pi = 3
     del math.tau
@@ -104,24 +118,10 @@ def s(response, values):
     sys.path_importer_cache["/p39"] = None
     return found
 """
-"""A scorer saying whether its call found names of standard modules (sys's too) replaced or removed, or the
-interpreter's hooks of async generators, coroutines' origins, `breakpoint()` or sys.path's finders set, each call
-replacing or setting each."""
-
-
-PRINTING = """import numpy
-
-
-def s(response, values):
-    found = {"print": int(str(numpy.array([1 / 3])) != "[0.33333333]"), "call": int(numpy.geterrcall() is not None),
-             "bufsize": int(numpy.getbufsize() != 8192)}
-    numpy.set_printoptions(precision=2)
-    numpy.seterrcall(print)
-    numpy.setbufsize(16384)
-    return found
-"""
-"""A scorer saying whether its call found numpy printing arrays otherwise than by default, a function set for its
-floating-point errors or its buffers' size changed, each call changing all three."""
+"""A scorer saying whether its call found names of standard modules (sys's too) replaced or removed, the
+interpreter's hooks of async generators, coroutines' origins, `breakpoint()` or sys.path's finders set, numpy printing
+arrays otherwise than by default, a function set for its floating-point errors or its buffers' size changed, or the
+csv module's bound on a field changed, a dialect registered or `excel` replaced; each call changing each."""
 
 
 RETUNING = """import fractions
@@ -178,23 +178,8 @@ def retried_after_change(tmp_path: Path) -> tuple[int, str, list[str]]:
     return done.returncode, said, statuses
 
 
-READING = """import csv
-
-
-def s(response, values):
-    found = {"limit": int(csv.field_size_limit() != 131072), "dialect": int("p39" in csv.list_dialects()),
-             "excel": int(csv.get_dialect("excel").delimiter != ",")}
-    csv.field_size_limit(10)
-    csv.register_dialect("p39", delimiter=";")
-    csv.unregister_dialect("excel")
-    csv.register_dialect("excel", delimiter="|")
-    return found
-"""
-"""A scorer saying whether its call found the csv module's bound on a field changed, a dialect registered or the
-`excel` dialect replaced, each call doing all three."""
-
-
-POLICED = """import asyncio
+IMPORTING = """import asyncio
+import json
 
 
 def s(response, values):
@@ -206,30 +191,21 @@ def _refuse(self):
 
 
 asyncio.set_event_loop_policy(type("Policy", (asyncio.DefaultEventLoopPolicy,), {"new_event_loop": _refuse})())
-"""
-"""A scorer file that sets, as it is imported, an event loop policy that makes no loop."""
-
-
-KEYED = """import json
-
-
-def s(response, values):
-    return {"ok": 1}
-
-
 json.JSONEncoder.key_separator = "="
 json.JSONEncoder.item_separator = ";"
 """
-"""A scorer file that sets, as it is imported, the separators JSON's encoder writes between a key and its value and
-between items."""
+"""A scorer file that sets, as it is imported, an event loop policy that makes no loop, and the separators JSON's
+encoder writes between a key and its value and between items."""
 
 
-def found_after_keyed(tmp_path: Path) -> list[Any]:
-    """`found_by` of the scorer of KEYED, 2 samples; the separators put back in this process however the run went."""
+def found_after_importing(tmp_path: Path) -> list[Any]:
+    """`found_by` of the scorer of IMPORTING, 2 samples; this process's separators and event loop policy put back
+    however the run went."""
     try:
-        return found_by(tmp_path, KEYED, n=2)
+        return found_by(tmp_path, IMPORTING, n=2)
     finally:
         json.JSONEncoder.key_separator, json.JSONEncoder.item_separator = ": ", ", "
+        asyncio.set_event_loop_policy(None)
 
 
 STOPPING = """def s(response, values):
