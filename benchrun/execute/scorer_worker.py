@@ -191,8 +191,9 @@ def _put_back_modules(found: dict[str, Any]) -> None:
 def _held_by_libraries() -> list[tuple[Callable[[Any], Any], Any]]:
     """What the process's libraries hold for every caller that a scorer may change, each with a setter and its value
     now: `random`'s generator, the csv module's bound on a field (`csv.field_size_limit(sys.maxsize)`, an idiom to read
-    large fields: the later calls read what their own would refuse) and its dialects, and where a scorer imported
-    numpy its global generator (`numpy.random.seed`, `rand`) and its handling of floating-point errors
+    large fields: the later calls read what their own would refuse) and its dialects, decimal's DefaultContext
+    (`decimal.DefaultContext.prec = 5`: every later call's new threads computed to 5 digits), and where a scorer
+    imported numpy its global generator (`numpy.random.seed`, `rand`) and its handling of floating-point errors
     (`numpy.seterr(all="raise")`: a later call's division by zero raised FloatingPointError, where it gave inf;
     `seterrcall`), how it prints arrays (`numpy.set_printoptions(precision=2)`: a later call's `str(array)`, its answer
     parsed against, said 0.33 for 0.33333333) and its buffers' size. A scorer seeding a generator as it is imported
@@ -200,13 +201,23 @@ def _held_by_libraries() -> list[tuple[Callable[[Any], Any], Any]]:
     rescore, a resume or a replaced process scored it anew."""
     found: list[tuple[Callable[[Any], Any], Any]] = [(random.setstate, random.getstate()),
                                                      (csv.field_size_limit, csv.field_size_limit()),
-                                                     (_put_back_dialects, _dialects())]
+                                                     (_put_back_dialects, _dialects()),
+                                                     (_put_back_default_context, decimal.DefaultContext.copy())]
     if (numpy := sys.modules.get("numpy")) is not None and hasattr(numpy, "seterr"):
         found += [(numpy.random.set_state, numpy.random.get_state()), (lambda errors: numpy.seterr(**errors),
                                                                        numpy.geterr()),
                   (lambda options: numpy.set_printoptions(**options), numpy.get_printoptions()),
                   (numpy.seterrcall, numpy.geterrcall()), (numpy.setbufsize, numpy.getbufsize())]
     return found
+
+
+def _put_back_default_context(found: decimal.Context) -> None:
+    """decimal's DefaultContext, which each thread started later copies, holding `found`'s settings again (in place:
+    the module's name stays bound to the object, `stdlibnames`)."""
+    default = decimal.DefaultContext
+    for name in ("prec", "rounding", "Emin", "Emax", "capitals", "clamp"):
+        setattr(default, name, getattr(found, name))
+    default.traps, default.flags = dict(found.traps), dict(found.flags)
 
 
 def _dialects() -> dict[str, Any]:

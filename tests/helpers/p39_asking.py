@@ -83,8 +83,10 @@ def resumed_before_noted(tmp_path: Path, repulled: bool) -> tuple[int, str, str]
 
 
 CHANGING = """import csv
+import decimal
 import math
 import sys
+import threading
 import time
 
 import numpy
@@ -100,7 +102,9 @@ def s(response, values):
              "finder": int(sys.path_importer_cache.get("/p39", 1) is None), "argv": int(sys.argv == ["p39"]),
              "print": int(str(numpy.array([1 / 3])) != "[0.33333333]"), "call": int(numpy.geterrcall() is not None),
              "bufsize": int(numpy.getbufsize() != 8192), "limit": int(csv.field_size_limit() != 131072),
-             "dialect": int("p39" in csv.list_dialects()), "excel": int(csv.get_dialect("excel").delimiter != ",")}
+             "dialect": int("p39" in csv.list_dialects()), "excel": int(csv.get_dialect("excel").delimiter != ","),
+             "threads": _thread_digits()}
+    decimal.DefaultContext.prec = 5
     numpy.set_printoptions(precision=2)
     numpy.seterrcall(print)
     numpy.setbufsize(16384)
@@ -117,11 +121,20 @@ def s(response, values):
     sys.breakpointhook = _hook
     sys.path_importer_cache["/p39"] = None
     return found
+
+
+def _thread_digits():
+    found = []
+    thread = threading.Thread(target=lambda: found.append(decimal.getcontext().prec))
+    thread.start()
+    thread.join()
+    return int(found[0] != 28)
 """
 """A scorer saying whether its call found names of standard modules (sys's too) replaced or removed, the
 interpreter's hooks of async generators, coroutines' origins, `breakpoint()` or sys.path's finders set, numpy printing
 arrays otherwise than by default, a function set for its floating-point errors or its buffers' size changed, or the
-csv module's bound on a field changed, a dialect registered or `excel` replaced; each call changing each."""
+csv module's bound on a field changed, a dialect registered or `excel` replaced, or decimal's precision in a new
+thread other than 28; each call changing each."""
 
 
 RETUNING = """import fractions
