@@ -38,7 +38,8 @@
 11. the csv module's bound on a field a scorer's call set (`csv.field_size_limit(sys.maxsize)`, an idiom to read large
     fields) and the dialects it registered or replaced stayed for every later call: put back as `random`'s generator
     is (`execute.scorer_worker._held_by_libraries`); so is decimal's DefaultContext, which a call changed in place
-    (`decimal.DefaultContext.prec = 5`: every later call's new threads computed to 5 digits)
+    (`decimal.DefaultContext.prec = 5`: every later call's new threads computed to 5 digits), and how pickle reduces a
+    type a call registered (`copyreg.pickle(range, ...)`)
 12. a benchmark's custom_scorer.py that set an asyncio event loop policy as it was imported (in the run's own process,
     to compile) made the run's own event loop that policy's: one that made none ended the run in a traceback, exit 1
     (uvloop's: the run asked on uvloop): put back after the import as the interpreter's other settings are
@@ -95,7 +96,7 @@ def test_a_run_an_earlier_benchrun_failed_as_its_model_changed_is_not_finished_b
 
 def test_the_standard_library_the_interpreter_numpy_and_csv_as_a_call_changed_them_are_put_back(tmp_path):
     names = ("pi", "gone", "time", "agen", "depth", "bp", "finder", "argv", "print", "call", "bufsize", "limit",
-             "dialect", "excel", "threads")
+             "dialect", "excel", "threads", "reduce")
     assert found_by(tmp_path, CHANGING, n=2) == [({f"s.{name}": 0 for name in names}, None)] * 2
 
 

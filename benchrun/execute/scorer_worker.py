@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import copyreg
 import csv
 import decimal
 import fcntl
@@ -192,7 +193,8 @@ def _held_by_libraries() -> list[tuple[Callable[[Any], Any], Any]]:
     """What the process's libraries hold for every caller that a scorer may change, each with a setter and its value
     now: `random`'s generator, the csv module's bound on a field (`csv.field_size_limit(sys.maxsize)`, an idiom to read
     large fields: the later calls read what their own would refuse) and its dialects, decimal's DefaultContext
-    (`decimal.DefaultContext.prec = 5`: every later call's new threads computed to 5 digits), and where a scorer
+    (`decimal.DefaultContext.prec = 5`: every later call's new threads computed to 5 digits), how pickle reduces a
+    type (`copyreg.pickle`), and where a scorer
     imported numpy its global generator (`numpy.random.seed`, `rand`) and its handling of floating-point errors
     (`numpy.seterr(all="raise")`: a later call's division by zero raised FloatingPointError, where it gave inf;
     `seterrcall`), how it prints arrays (`numpy.set_printoptions(precision=2)`: a later call's `str(array)`, its answer
@@ -202,13 +204,20 @@ def _held_by_libraries() -> list[tuple[Callable[[Any], Any], Any]]:
     found: list[tuple[Callable[[Any], Any], Any]] = [(random.setstate, random.getstate()),
                                                      (csv.field_size_limit, csv.field_size_limit()),
                                                      (_put_back_dialects, _dialects()),
-                                                     (_put_back_default_context, decimal.DefaultContext.copy())]
+                                                     (_put_back_default_context, decimal.DefaultContext.copy()),
+                                                     (_put_back_reducers, dict(copyreg.dispatch_table))]
     if (numpy := sys.modules.get("numpy")) is not None and hasattr(numpy, "seterr"):
         found += [(numpy.random.set_state, numpy.random.get_state()), (lambda errors: numpy.seterr(**errors),
                                                                        numpy.geterr()),
                   (lambda options: numpy.set_printoptions(**options), numpy.get_printoptions()),
                   (numpy.seterrcall, numpy.geterrcall()), (numpy.setbufsize, numpy.getbufsize())]
     return found
+
+
+def _put_back_reducers(found: dict[Any, Any]) -> None:
+    """How pickle reduces each type (`copyreg.dispatch_table`, which `copyreg.pickle` fills) as `found`, in place."""
+    copyreg.dispatch_table.clear()
+    copyreg.dispatch_table.update(found)
 
 
 def _put_back_default_context(found: decimal.Context) -> None:

@@ -82,7 +82,8 @@ def resumed_before_noted(tmp_path: Path, repulled: bool) -> tuple[int, str, str]
     return done.returncode, said, info["status"]
 
 
-CHANGING = """import csv
+CHANGING = """import copyreg
+import csv
 import decimal
 import math
 import sys
@@ -103,7 +104,8 @@ def s(response, values):
              "print": int(str(numpy.array([1 / 3])) != "[0.33333333]"), "call": int(numpy.geterrcall() is not None),
              "bufsize": int(numpy.getbufsize() != 8192), "limit": int(csv.field_size_limit() != 131072),
              "dialect": int("p39" in csv.list_dialects()), "excel": int(csv.get_dialect("excel").delimiter != ","),
-             "threads": _thread_digits()}
+             "threads": _thread_digits(), "reduce": int(range in copyreg.dispatch_table)}
+    copyreg.pickle(range, lambda r: (range, (0,)))
     decimal.DefaultContext.prec = 5
     numpy.set_printoptions(precision=2)
     numpy.seterrcall(print)
@@ -133,8 +135,8 @@ def _thread_digits():
 """A scorer saying whether its call found names of standard modules (sys's too) replaced or removed, the
 interpreter's hooks of async generators, coroutines' origins, `breakpoint()` or sys.path's finders set, numpy printing
 arrays otherwise than by default, a function set for its floating-point errors or its buffers' size changed, or the
-csv module's bound on a field changed, a dialect registered or `excel` replaced, or decimal's precision in a new
-thread other than 28; each call changing each."""
+csv module's bound on a field changed, a dialect registered or `excel` replaced, decimal's precision in a new thread
+other than 28, or a way to pickle `range` registered; each call changing each."""
 
 
 RETUNING = """import fractions
