@@ -8,6 +8,7 @@ them (`carried_by`), so it says so too."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -27,6 +28,10 @@ failed in the parent)."""
 CHANGED = "changed_while_asked"
 """The key of the history entry of a session whose model, or its server's build, changed while it asked (the run
 failed; its answers kept, which of them came from which cannot be told): a resume finishes such a run only forced."""
+CHANGED_BEFORE = re.compile(r"(model|the judge model) \S+ changed on \S+ while the run asked: "
+                            r"|Ollama at \S+ changed version while it was asked: ")
+"""What run.json's `reason` says of a run a benchrun before CHANGED failed as its model or its server's build changed
+while it asked: the only record such a run keeps of it."""
 
 
 @dataclass(frozen=True)
@@ -196,11 +201,13 @@ def limits_set(history: Sequence[dict[str, Any]]) -> str | None:
 
 
 def changed_while_asked(info: RunInfo) -> str | None:
-    """Why the run's model changed while a session asked it (`CHANGED`), where no forced resume has taken the run on
-    since; None where none did."""
+    """Why the run's model changed while a session asked it (`CHANGED`, or a failed run's reason as a benchrun before
+    it said so, `CHANGED_BEFORE`), where no forced resume has taken the run on since; None where none did."""
     for entry in reversed(info.history):
         if CHANGED in entry:
             return str(entry[CHANGED])
         if RESUMED in entry and entry.get("forced"):
             return None
+    if info.status == "failed" and info.reason and CHANGED_BEFORE.match(info.reason):
+        return info.reason
     return None

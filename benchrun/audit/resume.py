@@ -25,13 +25,13 @@ from benchrun.archive import repair, trust
 from benchrun.archive.dirlock import DirLock, describe, own_file
 from benchrun.archive.lookup import resolve_run
 from benchrun.archive.reader import Run, load_run
-from benchrun.archive.sessions import RESUMED, carry_cut, changed_while_asked, ended
+from benchrun.archive.sessions import RESUMED, carry_cut, ended
 from benchrun.archive.writer import RunWriter, file_digest, now, write_seal
 from benchrun.audit import arguments
 from benchrun.audit.judged import unreplied
 from benchrun.audit.limits import add_set, limits_given, with_limits
 from benchrun.audit.provenance import flatten
-from benchrun.audit.samemodel import HOST, JUDGE_HOST, checked_models
+from benchrun.audit.samemodel import HOST, JUDGE_HOST, check_unchanged, checked_models
 from benchrun.compiler import scoring
 from benchrun.compiler.plan import Plan, manifest_config, runner_spec, source_files
 from benchrun.compose.config import plain_config
@@ -92,10 +92,7 @@ def resume_run(run: Run, force: bool = False, host: str | list[str] | None = Non
         if stopped_sealing(run, lock):
             return seal_left(run, lock)
         manifest = checked_manifest(run, force)
-        if (changed := changed_while_asked(run.info)) is not None and not force:
-            raise ArchiveError(f"run {run.id} failed as it ended: {changed}; a resume would finish it with those "
-                               "answers: resume with --force to do so anyway (recorded in run.json)",
-                               file=str(run.path / RUN))
+        check_unchanged(run, force)
         for name in APPENDED:  # before the records are read: no --force makes a pipe or a folder a file to append to
             own_file(run.path / name)
         if planted := trust.strays(run):

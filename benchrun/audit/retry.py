@@ -43,6 +43,7 @@ from benchrun.audit.resume import (
     hosts_noted,
     servers_given,
 )
+from benchrun.audit.samemodel import check_unchanged
 from benchrun.audit.verify import check_run
 from benchrun.compiler.plan import Plan
 from benchrun.console import output
@@ -86,6 +87,7 @@ def retry_run(parent: Run, force: bool = False, host: Servers = None, into: Path
     """The new run (its run.json and directory) that asks `parent`'s failed samples again (at `host`, its judge at
     `judge_host`, when given; with `limits`, `--set`'s, changed)."""
     problems = _parent_problems(parent)
+    check_unchanged(parent, force, "retry")
     config = asked_config(parent, limits or {}, "retry")  # before --force is advised: it cannot ask without one
     if problems and not force:
         raise ArchiveError(f"{problems[0]}; retry with --force to carry its records over anyway (recorded)",

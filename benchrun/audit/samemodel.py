@@ -7,9 +7,11 @@ from contextlib import asynccontextmanager
 from typing import Any, AsyncIterator
 
 from benchrun.archive.reader import Run
+from benchrun.archive.sessions import changed_while_asked
 from benchrun.compiler.plan import Plan
 from benchrun.core.enginebuild import builds
 from benchrun.core.errors import ArchiveError
+from benchrun.core.layout import RUN
 from benchrun.core.recordvalues import Served, answered_as, pin_named, pinned_as
 from benchrun.core.text import one_line
 from benchrun.execute.runners.base import Runner
@@ -36,6 +38,16 @@ async def checked_models(run: Run, plan: Plan, config: dict[str, Any], runner: R
         if judged is not None:
             check_model(run, judged[1], force, judge=True, command=command, served=said[1])
         yield identity, judged
+
+
+def check_unchanged(run: Run, force: bool, command: str = "resume") -> None:
+    """Refuse (unless `force`) to take on the answers of a run that failed as its model or its server's build changed
+    while it asked (`sessions.changed_while_asked`): which of them came from which cannot be told, and no asking mends
+    that; a resume would finish the run with them, a retry carry them into a new one."""
+    if (changed := changed_while_asked(run.info)) is not None and not force:
+        would = "finish it with those answers" if command == "resume" else "carry those answers over"
+        raise ArchiveError(f"run {run.id} failed as it ended: {changed}; a {command} would {would}: {command} with "
+                           "--force to do so anyway (recorded in run.json)", file=str(run.path / RUN))
 
 
 def check_model(run: Run, identity: dict[str, Any], force: bool, judge: bool = False, command: str = "resume",

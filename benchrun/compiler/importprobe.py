@@ -11,7 +11,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import tempfile
 import uuid
 from pathlib import Path
@@ -20,6 +19,7 @@ from benchrun.compiler.schemaonce import MARK
 from benchrun.core.childwait import waited
 from benchrun.core.codeenv import code_env
 from benchrun.core.errors import TaskError
+from benchrun.core.ownpython import own_python
 from benchrun.core.scratch import remove_scratch, scratch_folder
 
 Digests = dict[str, str]
@@ -40,6 +40,8 @@ if os.getppid() != int(sys.argv[4]):
 me, forked, marks = os.getpid(), [], os.fdopen(int(sys.argv[3]), 'w', encoding='utf-8')
 os.register_at_fork(after_in_parent=lambda: forked.append(True), after_in_child=lambda: [
     os.dup2(os.open(os.devnull, os.O_WRONLY), fd) for fd in (1, marks.fileno())])
+text = json.JSONEncoder(separators=(', ', ': ')).encode
+schema_text = json.JSONEncoder(separators=(', ', ': '), sort_keys=True, default=repr).encode
 try:
     sys.path.insert(0, os.path.dirname(sys.argv[1]))
     found = runpy.run_path(sys.argv[1], run_name='benchrun_probe')
@@ -48,8 +50,8 @@ try:
             marks.write('\\nSCHEMA' + name)
             marks.flush()
             try:
-                made = json.dumps(value.model_json_schema(), sort_keys=True, default=repr).encode()
-                marks.write('\\nDIGEST' + json.dumps([name, hashlib.sha256(made).hexdigest()]))
+                made = schema_text(value.model_json_schema()).encode()
+                marks.write('\\nDIGEST' + text([name, hashlib.sha256(made).hexdigest()]))
             except BaseException:
                 pass
     marks.write('\\nSCHEMA')
@@ -98,7 +100,7 @@ for _ in range(100):
             os.waitpid(pid, 0)
         except OSError:
             pass
-marks.write('\\n' + json.dumps([left, bool(forked), started]) + sys.argv[2])
+marks.write('\\n' + text([left, bool(forked), started]) + sys.argv[2])
 marks.flush()
 os._exit(0)
 """.replace("SCHEMA", SCHEMA_MARK).replace("DIGEST", MARK)
@@ -172,7 +174,7 @@ def probed(path: Path, rel: str) -> bytes:
     done, scratch = uuid.uuid4().hex, scratch_folder()  # its temporary files, removed with it (core.scratch)
     with tempfile.TemporaryFile() as out, contextlib.ExitStack() as stack:
         stack.callback(remove_scratch, scratch)
-        child = subprocess.Popen([sys.executable, "-c", PROBE, str(path), done, str(out.fileno()), str(os.getpid())],
+        child = subprocess.Popen(own_python("-c", PROBE, str(path), done, str(out.fileno()), str(os.getpid())),
                                  stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                  pass_fds=(out.fileno(),), env=_probe_env(scratch),
                                  start_new_session=True)

@@ -25,17 +25,28 @@ from typing import Any, Callable, Iterator
 
 from benchrun.core.interrupts import handling_now
 from benchrun.core.scratch import remove_scratch, scratch_folder
+from benchrun.core.stdlibnames import put_back_standard, standard_now
 
 
 @contextlib.contextmanager
 def kept() -> Iterator[None]:
     """The process's signal handling, working directory, umask, sys.path, environment, builtins, resource limits,
-    recursion limit, exit functions, garbage collection, logging and OmegaConf's resolvers as they were before the
-    block, and the block's temporary files in a folder of their own."""
+    recursion limit, exit functions, garbage collection, logging, OmegaConf's resolvers and the standard library's
+    names as they were before the block, and the block's temporary files in a folder of their own."""
     with _settings_kept(), _signals_kept(), _file_making_kept(), _import_path_kept(), _environment_kept(), \
             _builtins_kept(), _limits_kept(), _exit_functions_kept(), _collection_kept(), _logging_kept(), \
-            _temporary_files_kept(), _resolvers_kept():
+            _temporary_files_kept(), _resolvers_kept(), _standard_kept():
         yield
+
+
+@contextlib.contextmanager
+def _standard_kept() -> Iterator[None]:
+    """The names the standard library's modules and their classes hold as before the block (`stdlibnames`)."""
+    found = standard_now()
+    try:
+        yield
+    finally:
+        put_back_standard(found)
 
 
 SETTINGS: tuple[tuple[Callable[[], Any], Callable[[Any], Any]], ...] = (
@@ -45,15 +56,20 @@ SETTINGS: tuple[tuple[Callable[[], Any], Callable[[Any], Any]], ...] = (
     (threading.stack_size, threading.stack_size),
     (socket.getdefaulttimeout, socket.setdefaulttimeout), (sys.getswitchinterval, sys.setswitchinterval),
     (gc.isenabled, lambda enabled: gc.enable() if enabled else gc.disable()),
-    (gc.get_threshold, lambda found: gc.set_threshold(*found)), (sys.getrecursionlimit, sys.setrecursionlimit),
+    (gc.get_threshold, lambda found: gc.set_threshold(*found)), (gc.get_debug, gc.set_debug),
+    (sys.getrecursionlimit, sys.setrecursionlimit),
     (lambda: list(gc.callbacks), lambda found: gc.callbacks.__setitem__(slice(None), found)),  # in place: gc's list
     (gc.get_freeze_count, lambda found: gc.unfreeze()),  # none is ever found frozen: a freeze is undone
     (sys.get_int_max_str_digits, sys.set_int_max_str_digits),
+    (sys.get_asyncgen_hooks, lambda found: sys.set_asyncgen_hooks(firstiter=found[0], finalizer=found[1])),
+    (sys.get_coroutine_origin_tracking_depth, sys.set_coroutine_origin_tracking_depth),
+    (lambda: _asyncio("get_event_loop_policy"), lambda found: _asyncio("set_event_loop_policy", found)),
+    (lambda: dict(sys.path_importer_cache), lambda found: _put_back_dict(sys.path_importer_cache, found)),
     *([(sys.getdlopenflags, sys.setdlopenflags)] if hasattr(sys, "getdlopenflags") else []),
     *((lambda owner=owner, name=name: getattr(owner, name),
        lambda found, owner=owner, name=name: setattr(owner, name, found))
       for owner, name in ((tempfile, "tempdir"), (sys, "excepthook"), (sys, "unraisablehook"),
-                          (threading, "excepthook"))),
+                          (sys, "breakpointhook"), (sys, "displayhook"), (threading, "excepthook"))),
     *((lambda name=name: list(found) if isinstance(found := getattr(sys, name), list) else found,
        lambda found, name=name: setattr(sys, name, list(found))) for name in ("path", "meta_path", "path_hooks")),
     *([(lambda: os.sched_getaffinity(0), lambda found: os.sched_setaffinity(0, found))]
@@ -69,7 +85,8 @@ locale (`locale.setlocale(LC_NUMERIC, ...)`: their `locale.atof` read numbers by
 the process, that call's ScorerProcessDied), a default socket timeout (`socket.setdefaulttimeout(0.001)`: their
 requests timed out), a thread switch interval, the garbage collector turned off or retuned or given a callback
 (`gc.callbacks.append(...)`: run in every later call's collections) or what it holds frozen (`gc.freeze()`: each
-call's cycles left then kept for good), a recursion limit or a bound on the digits of an
+call's cycles left then kept for good) or its debugging (`gc.set_debug(gc.DEBUG_SAVEALL)`: every later call's garbage
+kept), a recursion limit or a bound on the digits of an
 int (`sys.setrecursionlimit(200)`, `sys.set_int_max_str_digits(640)`: their own work a RecursionError, a ValueError),
 the module search path (`sys.path.append`, or `sys.path` bound to another value) and the import system's finders and
 path hooks (`sys.meta_path.insert(0, finder)`: a later call's imports went through it), the CPUs the process may run
@@ -79,8 +96,25 @@ their `input()` read what an earlier call left there, where it reads nothing), a
 UnicodeEncodeError), the folder of temporary files (`tempfile.tempdir = "/gone"`: their `mkstemp` failed) and the
 hooks that report uncaught and unraisable exceptions (`sys.excepthook`, `sys.unraisablehook`, `threading.excepthook`),
 and the flags extension modules are loaded with (`sys.setdlopenflags(os.RTLD_GLOBAL | ...)`: a later call's imports
-shared their symbols).
+shared their symbols), the hooks of async generators and the depth of coroutines' origins kept
+(`sys.set_asyncgen_hooks`: run for a later call's async generators), what `breakpoint()` and an expression's display
+call (`sys.breakpointhook`, `sys.displayhook`), the finders found for sys.path's entries
+(`sys.path_importer_cache[folder] = None`: a later call's imports from it failed) and asyncio's event loop policy (a
+benchmark's file that set one as it was imported made the run's own loop its policy's: one that failed to make one, a
+traceback; uvloop's, the run asked on uvloop).
 """
+
+
+def _asyncio(call: str, *args: Any) -> Any:
+    """asyncio's `call`, where a module has imported asyncio (None else: none is imported for it)."""
+    asyncio = sys.modules.get("asyncio")
+    return None if asyncio is None else getattr(asyncio, call)(*args)
+
+
+def _put_back_dict(held: dict[Any, Any], found: dict[Any, Any]) -> None:
+    """`held` (a dict the interpreter holds by its identity) holding what `found` does, in place."""
+    held.clear()
+    held.update(found)
 
 
 def _stream(name: str) -> tuple[Any, tuple[Any, ...] | None]:

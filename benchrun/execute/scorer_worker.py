@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import copyreg
+import csv
 import decimal
 import fcntl
 import json
@@ -48,10 +50,12 @@ from benchrun.compiler.runstate import (
 from benchrun.compiler.scoring import metrics, scorers_in, source_sha256
 from benchrun.core.errors import BenchrunError, os_problem
 from benchrun.core.interrupts import handling_now, ignore_terminal_signals
+from benchrun.core.stdlibnames import put_back_standard, standard_now
 from benchrun.core.text import message_of, one_line
 from benchrun.execute import cenviron
 from benchrun.execute.proctree import reap_below
 from benchrun.execute.scorerleft import Left, Watch
+from benchrun.execute.scorerloop import Loops
 
 Scorer = Callable[[str, Any], Any]
 _READ, _WRITE = json.JSONDecoder().decode, json.JSONEncoder().encode
@@ -85,7 +89,7 @@ def main() -> None:
         if os.getpid() != pid:  # a copy the scorer forked (os.fork), back from its call: it ends without a word
             os._exit(0)
         found.put_back()
-        why = left.why()
+        why = "; ".join(filter(None, (left.why(), found.loops.why()))) or None
         try:
             _send(replies, [seq, *result, *([why] if why else [])])
         except OSError as err:  # the scorer closed or took the pipe: its call is the one this process ends in
@@ -124,7 +128,8 @@ class _Found:
     it replaced or removed in the module table (`_put_back_modules`), the descriptor every signal writes a byte to
     (`signal.set_wakeup_fd`: once closed, whatever file took its number was written a byte per signal) and its logging
     (a handler added in each call had every later call write each line once more than the call before it; a
-    `logging.disable` hid the later calls' lines from the log)."""
+    `logging.disable` hid the later calls' lines from the log), asyncio's event loop (`scorerloop`) and the names the
+    standard library's modules hold (`stdlibnames`: `time.time = lambda: 0` timed every later call's work by it)."""
 
     def __init__(self) -> None:
         self.cwd, self.environ, self.signals = os.getcwd(), dict(os.environ), handling_now()
@@ -139,18 +144,21 @@ class _Found:
         self.wakeup = signal.set_wakeup_fd(-1)  # Python reads it only by setting another
         signal.set_wakeup_fd(self.wakeup)
         self.logging = logging_now()
+        self.loops = Loops()
+        self.standard_names = standard_now()
 
     def put_back(self) -> None:
-        """Builtins, decimal context, signal handling (no timer set, the wakeup descriptor as found), logging, limits,
-        umask, SETTINGS, what libraries hold, standard descriptors, environment (the time zone it says) and working
-        directory as found; a limit whose hard bound the scorer lowered is put back as far as the process may raise it
-        again."""
+        """Builtins, decimal context, signal handling (no timer set, the wakeup descriptor as found), logging, asyncio's
+        event loop, limits, umask, SETTINGS, what libraries hold, standard descriptors, environment (the time zone it
+        says), working directory and the standard library's names as found; a limit whose hard bound the scorer
+        lowered is put back as far as the process may raise it again."""
         put_back_names(vars(builtins), self.builtins)
         _put_back_modules(self.modules)
         decimal.setcontext(self.decimal.copy())
         self.signals()
         signal.set_wakeup_fd(self.wakeup)
         self.logging()
+        self.loops.put_back()
         put_back_limits(self.limits)
         os.umask(self.umask)
         put_back_settings(self.settings)
@@ -168,6 +176,7 @@ class _Found:
             time.tzset()
         with contextlib.suppress(OSError):  # a directory the scorer removed: the calls after go on where they are
             os.chdir(self.cwd)
+        put_back_standard(self.standard_names)  # last: `time.tzname` as found once `time.tzset()` set the zone back
 
 
 def _put_back_modules(found: dict[str, Any]) -> None:
@@ -182,16 +191,64 @@ def _put_back_modules(found: dict[str, Any]) -> None:
 
 def _held_by_libraries() -> list[tuple[Callable[[Any], Any], Any]]:
     """What the process's libraries hold for every caller that a scorer may change, each with a setter and its value
-    now: `random`'s generator, and where a scorer imported numpy its global generator (`numpy.random.seed`, `rand`)
-    and its handling of floating-point errors (`numpy.seterr(all="raise")`: a later call's division by zero raised
-    FloatingPointError, where it gave inf). A scorer seeding a generator as it is imported (`random.seed(0)`) and
-    drawing in its calls scored each sample by how many draws the samples before it took, so a rescore, a resume or a
-    replaced process scored it anew."""
-    found: list[tuple[Callable[[Any], Any], Any]] = [(random.setstate, random.getstate())]
+    now: `random`'s generator, the csv module's bound on a field (`csv.field_size_limit(sys.maxsize)`, an idiom to read
+    large fields: the later calls read what their own would refuse) and its dialects, decimal's DefaultContext
+    (`decimal.DefaultContext.prec = 5`: every later call's new threads computed to 5 digits), how pickle reduces a
+    type (`copyreg.pickle`), and where a scorer
+    imported numpy its global generator (`numpy.random.seed`, `rand`) and its handling of floating-point errors
+    (`numpy.seterr(all="raise")`: a later call's division by zero raised FloatingPointError, where it gave inf;
+    `seterrcall`), how it prints arrays (`numpy.set_printoptions(precision=2)`: a later call's `str(array)`, its answer
+    parsed against, said 0.33 for 0.33333333) and its buffers' size. A scorer seeding a generator as it is imported
+    (`random.seed(0)`) and drawing in its calls scored each sample by how many draws the samples before it took, so a
+    rescore, a resume or a replaced process scored it anew."""
+    found: list[tuple[Callable[[Any], Any], Any]] = [(random.setstate, random.getstate()),
+                                                     (csv.field_size_limit, csv.field_size_limit()),
+                                                     (_put_back_dialects, _dialects()),
+                                                     (_put_back_default_context, decimal.DefaultContext.copy()),
+                                                     (_put_back_reducers, dict(copyreg.dispatch_table))]
     if (numpy := sys.modules.get("numpy")) is not None and hasattr(numpy, "seterr"):
         found += [(numpy.random.set_state, numpy.random.get_state()), (lambda errors: numpy.seterr(**errors),
-                                                                       numpy.geterr())]
+                                                                       numpy.geterr()),
+                  (lambda options: numpy.set_printoptions(**options), numpy.get_printoptions()),
+                  (numpy.seterrcall, numpy.geterrcall()), (numpy.setbufsize, numpy.getbufsize())]
     return found
+
+
+def _put_back_reducers(found: dict[Any, Any]) -> None:
+    """How pickle reduces each type (`copyreg.dispatch_table`, which `copyreg.pickle` fills) as `found`, in place."""
+    copyreg.dispatch_table.clear()
+    copyreg.dispatch_table.update(found)
+
+
+def _put_back_default_context(found: decimal.Context) -> None:
+    """decimal's DefaultContext, which each thread started later copies, holding `found`'s settings again (in place:
+    the module's name stays bound to the object, `stdlibnames`)."""
+    default = decimal.DefaultContext
+    for name in ("prec", "rounding", "Emin", "Emax", "capitals", "clamp"):
+        setattr(default, name, getattr(found, name))
+    default.traps, default.flags = dict(found.traps), dict(found.flags)
+
+
+def _dialects() -> dict[str, Any]:
+    """The csv module's dialects by name (`csv.register_dialect`)."""
+    return {name: csv.get_dialect(name) for name in csv.list_dialects()}
+
+
+def _put_back_dialects(found: dict[str, Any]) -> None:
+    """The csv module's dialects as `found` (`_dialects`): one a call registered unregistered, one it replaced or
+    unregistered registered again."""
+    now = _dialects()
+    for name in now.keys() - found.keys():
+        csv.unregister_dialect(name)
+    for name, dialect in found.items():
+        if name not in now or _reads(now[name]) != _reads(dialect):
+            csv.register_dialect(name, dialect)
+
+
+def _reads(dialect: Any) -> tuple[Any, ...]:
+    """What a csv dialect says of how it reads and writes."""
+    return tuple(getattr(dialect, name) for name in ("delimiter", "quotechar", "escapechar", "doublequote",
+                                                     "skipinitialspace", "lineterminator", "quoting", "strict"))
 
 
 def _zone() -> tuple[Any, ...]:

@@ -1,7 +1,8 @@
 """What a scorer's call can leave in the scorer process that the process cannot put back as the first call found it
 (`scorer_worker._Found` puts back the rest): a priority it lowered (`os.nice(19)`: every later call slowed, past
-scorer_timeout_s), a user or root directory it changed as root (`os.setuid`, `os.chroot`), a thread left running (it
-runs on in the later calls; not a thread of a pool the scorers' modules made as they were imported), a library
+scorer_timeout_s) or a scheduling policy it set (`os.SCHED_IDLE`), a user or root directory it changed as root
+(`os.setuid`, `os.chroot`), a thread left running (it runs on in the later calls; not a thread of a pool the scorers'
+modules made as they were imported), a library
 holding state for every caller first imported in the call (numpy's generator seeded there: no state "as first found"
 to put back), an audit hook, a fork handler or a codec search function added or taken away (`sys.addaudithook`,
 `os.register_at_fork`, `codecs.register`, `codecs.unregister`, and `_codecs`' own, which they are: none can be
@@ -69,7 +70,7 @@ class Left:
 
     def __init__(self, watch: Watch) -> None:
         self.watch = watch
-        self.priority, self.threads, self.tasks = _priority(), _threads(), _tasks()
+        self.priority, self.policy, self.threads, self.tasks = _priority(), _policy(), _threads(), _tasks()
         self.pools = _pools()
         self.identity, self.root = _identity(), _root()
         self.holding = {name for name in HOLDING if name in sys.modules}
@@ -80,6 +81,9 @@ class Left:
         self.watch.noted.clear()
         if (priority := _priority()) != self.priority:
             said.append(f"set the process's priority to {priority} (it was {self.priority})")
+        if (policy := _policy()) != self.policy:
+            said.append(f"set the process's scheduling policy to {policy} (os.sched_setscheduler; it was "
+                        f"{self.policy})")
         if (identity := _identity()) != self.identity:
             said.append(f"changed the process's user or groups (uid, gid, groups {identity}, where they were "
                         f"{self.identity})")
@@ -117,6 +121,15 @@ def _priority() -> int | None:
     try:
         return os.getpriority(os.PRIO_PROCESS, 0)
     except OSError:
+        return None
+
+
+def _policy() -> int | None:
+    """How the system schedules the process (`os.SCHED_IDLE`: run only when nothing else would, which the process may
+    not undo); None where it cannot say."""
+    try:
+        return os.sched_getscheduler(0)
+    except (OSError, AttributeError):  # a system without it
         return None
 
 

@@ -12,7 +12,6 @@ import itertools
 import json
 import os
 import signal
-import sys
 from collections import OrderedDict
 from contextlib import suppress
 from pathlib import Path
@@ -25,6 +24,7 @@ from benchrun.core.codeenv import code_env
 from benchrun.core.errors import refused_by_system
 from benchrun.core.jsonwords import bytes_said
 from benchrun.core.metricvalue import in_bounds
+from benchrun.core.ownpython import own_python
 from benchrun.core.records import ErrorInfo
 from benchrun.core.runclock import RUN_CLOCK
 from benchrun.core.scratch import remove_scratch, scratch_folder
@@ -204,8 +204,8 @@ class ScorerProcess:
         scratch = scratch_folder()
         try:
             _, self._pipe = await loop.subprocess_exec(
-                lambda: _Pipe(self._line, self._exited, self._printed, self._reply_bytes, scratch), sys.executable,
-                "-m", "benchrun.execute.scorer_worker", str(os.getpid()), stdin=asyncio.subprocess.PIPE,
+                lambda: _Pipe(self._line, self._exited, self._printed, self._reply_bytes, scratch),
+                *own_python("-m", "benchrun.execute.scorer_worker", str(os.getpid())), stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
                 env=code_env(scratch), process_group=0)
         except BaseException:

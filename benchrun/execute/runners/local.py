@@ -14,7 +14,6 @@ import itertools
 import json
 import os
 import signal
-import sys
 import threading
 from collections import deque
 from dataclasses import asdict
@@ -27,6 +26,7 @@ from benchrun.core.errors import RunnerError, UnsafeBuild, os_problem
 from benchrun.core.filebytes import not_a_file
 from benchrun.core.home import expanded
 from benchrun.core.manifest import Message
+from benchrun.core.ownpython import own_python
 from benchrun.core.secrets import SECRETS
 from benchrun.core.settings import LocalConfig
 from benchrun.execute.boundary import described
@@ -146,7 +146,7 @@ class EngineProcess:
     async def start(self, load: dict[str, Any]) -> dict[str, Any]:
         """Start the process and load the model; its greeting ({"ready": ...} or {"error": ...})."""
         self._proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "benchrun.execute.runners.local_engine", str(os.getpid()),
+            *own_python("-m", "benchrun.execute.runners.local_engine", str(os.getpid())),
             stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
             limit=self._line_limit,
             env=SECRETS.child_env())
