@@ -1,0 +1,35 @@
+"""The thirty-ninth hostile pass of issue 19, the side of what goes in: the item the thirty-eighth pass left, then a
+fresh pass. /work/notes/p39/result-input.md has the whole list, what held and what was left.
+
+Fixed:
+1. `--info` (any of its kinds) with an override no config holds (compose.infocompose: the config is composed through
+   Hydra's Compose API before Hydra's `--info` prints): Hydra printed its `Config search path` header (`--info all`:
+   its plugins, search path and defaults tree) before benchrun's line, and `--info defaults`, `defaults-tree` and
+   `plugins` printed on, exit 0.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.helpers.benchfiles import write_bench
+from tests.helpers.p30_input import ended, refusal
+from tests.helpers.p39_input import info
+
+UNKNOWN_MODLE = "in 'config': runner.modle: unknown key 'modle' (did you mean 'model'?)"
+
+
+@pytest.mark.parametrize("asked", [("--info", "config"), ("--info", "all"), ("-i", "searchpath"),
+                                   ("--info", "defaults"), ("--info=plugins",), ("--info",)])
+def test_info_with_an_override_no_config_holds_prints_nothing_before_its_line(tmp_path, asked):
+    """Before: `Config search path` and its stars on stdout, then the line; `defaults` and `plugins` printed, exit 0."""
+    assert ended(info(tmp_path, *asked, "runner.modle=x")) == refusal(UNKNOWN_MODLE)
+
+
+def test_info_composes_with_the_users_presets(tmp_path):
+    write_bench(tmp_path, {"presets/model/mine.yaml": "# @package _global_\nrunner:\n  model: mm\n"})
+    done = info(tmp_path, "--info", "config", "--config-dir", "bench/presets", "model=mine",
+                "hydra.searchpath=[pkg://benchrun]")
+    assert (done.returncode, done.stderr, done.stdout.count("\n  model: mm\n")) == (0, "", 1)
+    assert ended(info(tmp_path, "--info", "config", "-cd", "bench/presets", "model=mine", "runner.modle=x")) == (
+        refusal(UNKNOWN_MODLE))
