@@ -6,6 +6,9 @@ Fixed:
    Hydra's Compose API before Hydra's `--info` prints): Hydra printed its `Config search path` header (`--info all`:
    its plugins, search path and defaults tree) before benchrun's line, and `--info defaults`, `defaults-tree` and
    `plugins` printed on, exit 0.
+2. An interpolation a preset writes in a key the run's folder is named after (`runner.model: ${nope.x}`, or a cycle
+   through judge.model) that cannot be resolved, said naming that key (compose.unresolved): it was `hydra.run.dir:
+   cannot resolve: ...`, naming neither.
 """
 
 from __future__ import annotations
@@ -33,3 +36,13 @@ def test_info_composes_with_the_users_presets(tmp_path):
     assert (done.returncode, done.stderr, done.stdout.count("\n  model: mm\n")) == (0, "", 1)
     assert ended(info(tmp_path, "--info", "config", "-cd", "bench/presets", "model=mine", "runner.modle=x")) == (
         refusal(UNKNOWN_MODLE))
+
+
+@pytest.mark.parametrize(("preset", "said"), [
+    ("runner:\n  model: ${nope.x}\n", "Interpolation key 'nope.x' not found"),
+    ("runner:\n  model: ${judge.model}\njudge:\n  model: ${runner.model}\n", "Recursive interpolation detected")])
+def test_an_interpolation_a_preset_writes_that_cannot_be_resolved_names_its_key(tmp_path, preset, said):
+    """Before: `in 'config': hydra.run.dir: cannot resolve: ...`, the key the preset wrote not named."""
+    write_bench(tmp_path, {"presets/model/mine.yaml": "# @package _global_\n" + preset})
+    done = info(tmp_path, "--config-dir", "bench/presets", "model=mine", "dry_run=true")
+    assert ended(done) == refusal(f"in 'config': runner.model: cannot resolve: {said} (resolving hydra.run.dir)")
