@@ -9,6 +9,9 @@ Fixed:
 2. An interpolation a preset writes in a key the run's folder is named after (`runner.model: ${nope.x}`, or a cycle
    through judge.model) that cannot be resolved, said naming that key (compose.unresolved): it was `hydra.run.dir:
    cannot resolve: ...`, naming neither.
+3. Two samples of a task whose ids differ only in white space at their end (an id column's `q1` and `q1 `, values
+   `x` and `x\u00a0`), refused as one id (compiler.sampleids, split from compiler.grid): both were asked, `show`
+   printing `t:q1` twice.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from __future__ import annotations
 import pytest
 
 from tests.helpers.benchfiles import write_bench
+from tests.helpers.p29_input import dry_run
 from tests.helpers.p30_input import ended, refusal
 from tests.helpers.p39_input import info
 
@@ -46,3 +50,19 @@ def test_an_interpolation_a_preset_writes_that_cannot_be_resolved_names_its_key(
     write_bench(tmp_path, {"presets/model/mine.yaml": "# @package _global_\n" + preset})
     done = info(tmp_path, "--config-dir", "bench/presets", "model=mine", "dry_run=true")
     assert ended(done) == refusal(f"in 'config': runner.model: cannot resolve: {said} (resolving hydra.run.dir)")
+
+
+WHITE_END = "one id but for the white space {} it ends with, which prints as nothing"
+
+
+@pytest.mark.parametrize(("values", "key", "said"), [
+    ('{a: [1, 2], id: ["q1", "q1 "]}', "values.id",
+     "duplicate sample id 't:q1 ' (samples 1 and 2: 't:q1' and 't:q1 ', " + WHITE_END.format("' '") + "); make the "
+     "ids unique"),
+    ('{a: ["x\\u00a0", "x"]}', "values",
+     "duplicate sample id 't:a=x' (samples 1 and 2: 't:a=x ' and 't:a=x', " + WHITE_END.format("'\\xa0'") +
+     "); make the values unique or add an 'id' column")])
+def test_sample_ids_that_differ_only_in_white_space_at_their_end_are_one(tmp_path, values, key, said):
+    """Before: both samples asked; `show --samples` headed both `t:q1`."""
+    files = {"tasks.yml": f"- name: t\n  template: say {{a}}\n  values: {values}\n  reference: ['1', '2']\n"}
+    assert ended(dry_run(tmp_path, files)) == refusal(f"in 'tasks.yml': task 't': tasks[0].{key}: {said}")

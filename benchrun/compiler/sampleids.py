@@ -42,20 +42,30 @@ def sample_id_for(task: str, values: dict[str, Any]) -> str:
 
 
 def unique_id(spec: TaskSpec, sample_id: str, index: int, seen: dict[str, tuple[int, str]]) -> str:
-    """`sample_id`, refused if another sample has it (as text: in Unicode's composed form, NFC, `é` one character or
-    `e` and a combining accent alike, which print and read as one id), or if an id column gave it unfit to name a
-    sample."""
+    """`sample_id`, refused if another sample has it as it prints: in Unicode's composed form, NFC (`é` one character
+    or `e` and a combining accent), and but for white space at its end (`t:q1 `, which prints as `t:q1`); or if an id
+    column gave it unfit to name a sample."""
     if ID_COLUMN in spec.values:
         _check_given_id(spec, sample_id[len(spec.name) + 1:], index)
-    if (text := unicodedata.normalize("NFC", sample_id)) in seen:
+    if (text := unicodedata.normalize("NFC", sample_id).rstrip()) in seen:
         has_ids = ID_COLUMN in spec.values
         fix = "make the ids unique" if has_ids else "make the values unique or add an 'id' column"
         first, written = seen[text]
-        forms = "" if written == sample_id else f", {TWO_FORMS}"
-        raise _error(spec, "values.id" if has_ids else "values",
-                     f"duplicate sample id '{sample_id}' (samples {first + 1} and {index + 1}{forms}); {fix}")
+        raise _error(spec, "values.id" if has_ids else "values", f"duplicate sample id '{sample_id}' (samples "
+                                                                 f"{first + 1} and {index + 1}{_apart(written, sample_id)}); {fix}")
     seen[text] = (index, sample_id)
     return sample_id
+
+
+def _apart(one: str, other: str) -> str:
+    """How two ids that print as one differ as written: nothing, Unicode's forms, or white space at the end of one."""
+    if one == other:
+        return ""
+    if unicodedata.normalize("NFC", one) == unicodedata.normalize("NFC", other):
+        return f", {TWO_FORMS}"
+    longer = max(one, other, key=len)
+    return (f": '{one}' and '{other}', one id but for the white space {ascii(longer[len(longer.rstrip()):])} it ends "
+            "with, which prints as nothing")
 
 
 def _check_given_id(spec: TaskSpec, given: str, index: int) -> None:
