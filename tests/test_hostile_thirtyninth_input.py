@@ -12,6 +12,8 @@ Fixed:
 3. Two samples of a task whose ids differ only in white space at their end (an id column's `q1` and `q1 `, values
    `x` and `x\u00a0`), refused as one id (compiler.sampleids, split from compiler.grid): both were asked, `show`
    printing `t:q1` twice.
+4. A benchmark's YAML file declaring a YAML version other than 1.1 (`%YAML 1.2`, `%YAML 1.3`), refused
+   (core.yamlfile): read as YAML 1.1 all the same, its `0o17` (YAML 1.2's int 15) was asked as the text `0o17`.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import pytest
 
 from tests.helpers.benchfiles import write_bench
 from tests.helpers.p29_input import dry_run
-from tests.helpers.p30_input import ended, refusal
+from tests.helpers.p30_input import TASK, ended, refusal
 from tests.helpers.p39_input import info
 
 UNKNOWN_MODLE = "in 'config': runner.modle: unknown key 'modle' (did you mean 'model'?)"
@@ -66,3 +68,19 @@ def test_sample_ids_that_differ_only_in_white_space_at_their_end_are_one(tmp_pat
     """Before: both samples asked; `show --samples` headed both `t:q1`."""
     files = {"tasks.yml": f"- name: t\n  template: say {{a}}\n  values: {values}\n  reference: ['1', '2']\n"}
     assert ended(dry_run(tmp_path, files)) == refusal(f"in 'tasks.yml': task 't': tasks[0].{key}: {said}")
+
+
+@pytest.mark.parametrize("version", ["1.2", "1.3"])
+def test_a_yaml_version_other_than_the_one_read_is_refused(tmp_path, version):
+    """Before: taken, `0o17` asked as written, which YAML 1.2 reads as the int 15."""
+    files = {"tasks.yml": f"%YAML {version}\n---\n- name: t\n  template: say {{a}}\n  values: {{a: [0o17]}}\n"
+                          "  reference: ['1']\n"}
+    assert ended(dry_run(tmp_path, files)) == refusal(
+        f"in 'tasks.yml': line 1, column 1: %YAML {version} asks for YAML {version}, and benchrun reads YAML 1.1, whose "
+        "values read otherwise (YAML 1.2 reads 0o17 as the int 15, yes as text); remove the directive, or write %YAML "
+        "1.1")
+
+
+def test_a_yaml_1_1_directive_is_taken(tmp_path):
+    done = dry_run(tmp_path, {"tasks.yml": "%YAML 1.1\n---\n" + TASK})
+    assert (done.returncode, done.stderr) == (0, "")
