@@ -31,6 +31,7 @@ from benchrun.compiler.files import REFERENCE
 from benchrun.compiler.sampleids import ID_COLUMN, TWO_FORMS, sample_id_for, unique_id
 from benchrun.compiler.schemas import SHOWN
 from benchrun.compiler.scoring import trimmed
+from benchrun.compiler.shots import as_read, prompt_shown
 from benchrun.compiler.sources import TaskSpec
 from benchrun.core.errors import ConfigError, TaskError
 from benchrun.core.manifest import Sample, Turn
@@ -186,6 +187,7 @@ def samples(spec: TaskSpec, limits: Limits, rendered: Rendered, preamble: int = 
             for index, (values, reference) in enumerate(zip(rows(spec), _references(spec, n)))]
     render = _renderer(spec, parts, limits)
     out, fields_set = [], set(Sample.model_fields)  # one set for the task's samples: each their own kept 216 bytes
+    asked: dict[int, int] = {}
     for index in chosen(spec, [sample_id for sample_id, _, _ in grid]):
         sample_id, values, reference = grid[index]
         prompt, whole = render(values, sample_id, limits.max_prompt_chars)
@@ -194,6 +196,7 @@ def samples(spec: TaskSpec, limits: Limits, rendered: Rendered, preamble: int = 
             sent = " with the system prompt and examples sent before it" if preamble else ""
             raise _error(spec, "template", f"the prompt of sample '{sample_id}'{sent} has {_count(chars, whole)} "
                                            f"characters, more than task.max_prompt_chars ({limits.max_prompt_chars:,})")
+        _asked_once(spec, asked, out, prompt, sample_id)
         rendered.chars += chars
         if rendered.chars > limits.max_total_chars:
             raise ConfigError(f"the benchmark's prompts pass task.max_total_chars ({limits.max_total_chars:,} "
@@ -202,6 +205,19 @@ def samples(spec: TaskSpec, limits: Limits, rendered: Rendered, preamble: int = 
         out.append(Sample.model_construct(fields_set, id=sample_id, task=spec.name, prompt=prompt, values=values,
                                           reference=reference))
     return out
+
+
+def _asked_once(spec: TaskSpec, asked: dict[int, int], out: list[Sample], prompt: str, sample_id: str) -> None:
+    """Refuse a sample whose prompt reads as one of `out`'s (the samples rendered before it, `asked` by the hash of
+    each prompt as read: `shots.as_read`): the model would be sent one chat twice, so the two could only be answered
+    alike, whatever their references."""
+    read = as_read(prompt)
+    earlier = asked.setdefault(hash(read), len(out))
+    if earlier < len(out) and as_read(out[earlier].prompt) == read:
+        raise _error(spec, "values", f"samples '{out[earlier].id}' and '{sample_id}' ask one question "
+                                     f"({prompt_shown(prompt)}), and the model would be sent one chat twice; make each "
+                                     "sample's prompt its own (a template field of the value that tells them apart), "
+                                     "or ask again with repeats=N")
 
 
 def _names_apart(spec: TaskSpec) -> None:
