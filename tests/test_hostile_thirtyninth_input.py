@@ -83,9 +83,9 @@ def test_a_yaml_version_other_than_the_one_read_is_refused(tmp_path, version):
     files = {"tasks.yml": f"%YAML {version}\n---\n- name: t\n  template: say {{a}}\n  values: {{a: [0o17]}}\n"
                           "  reference: ['1']\n"}
     assert ended(dry_run(tmp_path, files)) == refusal(
-        f"in 'tasks.yml': line 1, column 1: %YAML {version} asks for YAML {version}, and benchrun reads YAML 1.1, whose "
-        "values read otherwise (YAML 1.2 reads 0o17 as the int 15, yes as text); remove the directive, or write %YAML "
-        "1.1")
+        f"in 'tasks.yml': line 1, column 1: %YAML {version} asks for YAML {version}, and benchrun reads YAML 1.1, "
+        "whose values read otherwise (YAML 1.2 reads 0o17 as the int 15, yes as text); remove the directive, or write "
+        "%YAML 1.1")
 
 
 def test_a_yaml_1_1_directive_is_taken(tmp_path):
@@ -109,8 +109,8 @@ def test_two_samples_asking_one_question_are_refused(tmp_path, template, values,
 
 
 @pytest.mark.parametrize(("name", "said"), [
-    ("t\u0435st", "'t\u0435st' (t\\u0435st) mixes Latin letters with Cyrillic ones drawn alike, so it prints as another "
-                  "name: write it in one script"),
+    ("t\u0435st", "'t\u0435st' (t\\u0435st) mixes Latin letters with Cyrillic ones drawn alike, so it prints as "
+                  "another name: write it in one script"),
     ("\uff54est", "'\uff54est' (\\uff54est) holds a character in a compatibility form (fullwidth, a ligature), which "
                   "prints as another name: write it as 'test'")])
 def test_a_benchmark_name_that_reads_as_another_is_refused(tmp_path, name, said):

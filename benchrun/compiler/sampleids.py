@@ -51,8 +51,9 @@ def unique_id(spec: TaskSpec, sample_id: str, index: int, seen: dict[str, tuple[
         has_ids = ID_COLUMN in spec.values
         fix = "make the ids unique" if has_ids else "make the values unique or add an 'id' column"
         first, written = seen[text]
-        raise _error(spec, "values.id" if has_ids else "values", f"duplicate sample id '{sample_id}' (samples "
-                                                                 f"{first + 1} and {index + 1}{_apart(written, sample_id)}); {fix}")
+        apart = _apart(written, sample_id)
+        raise _error(spec, "values.id" if has_ids else "values",
+                     f"duplicate sample id '{sample_id}' (samples {first + 1} and {index + 1}{apart}); {fix}")
     seen[text] = (index, sample_id)
     return sample_id
 

@@ -29,7 +29,8 @@ def refuse_shown_answers(spec: TaskSpec, turns: tuple[Turn, ...], samples: Itera
         index = asked.get(as_read(sample.prompt))
         if index is not None:
             example = spec.fewshot[index]
-            raise TaskError(f"example {index + 1} asks {prompt_shown(sample.prompt)}, the question of sample '{sample.id}': "
+            asks = prompt_shown(sample.prompt)
+            raise TaskError(f"example {index + 1} asks {asks}, the question of sample '{sample.id}': "
                             "that sample would be asked with an answer to it in its own chat (every sample of the "
                             "task is sent the examples), so its score would measure nothing; take the examples from "
                             "outside the samples, or leave the sample out", file=example.file, task=spec.name,
