@@ -21,6 +21,9 @@ Fixed:
 6. A benchmark's name (task.name) that reads as another, Latin letters mixed with a look-alike script's (`tеst`) or a
    compatibility form (`ｔest`), refused for a new run as a model's name is (compose.fresh, by
    core.modelnames.reads_as_another): taken, a run's heading printing `tеst · ollama`, `list` and `compare` alike.
+7. A data file (values_file, fewshot.file) named in one Unicode form and there in the other (`café.jsonl` given, a
+   macOS copy's `cafe\u0301.jsonl` there): said to be there, in which form (compiler.data.data_path, by
+   core.unicodeforms.other_form, as task.path's folder is): it was only `file 'café.jsonl' is missing`.
 """
 
 from __future__ import annotations
@@ -117,3 +120,17 @@ def test_a_benchmark_name_that_reads_as_another_is_refused(tmp_path, name, said)
     """Before: taken, the run's heading `t\u0435st · ollama · llama3.2`."""
     assert ended(dry_run(tmp_path, {"tasks.yml": TASK}, f"task.name='{name}'")) == refusal(
         f"in 'config': task.name: {said}")
+
+
+@pytest.mark.parametrize(("key", "line"), [("values_file", "values_file: caf\u00e9.jsonl"),
+                                           ("fewshot.file", "fewshot: {file: caf\u00e9.jsonl, n: 1, seed: 0}")])
+def test_a_data_file_there_in_another_unicode_form_is_said_to_be(tmp_path, key, line):
+    """Before: `file 'café.jsonl' is missing (paths are relative to the benchmark directory)`, and `ls` showed it."""
+    write_bench(tmp_path, {"cafe\u0301.jsonl": '{"a": 1, "reference": "1"}\n'})
+    files = {"tasks.yml": f"- name: t\n  template: say {{a}}\n  {line}\n" + (
+        "  values: {a: [2]}\n  reference: ['2']\n" if key == "fewshot.file" else "")}
+    there = tmp_path / "bench" / "cafe\u0301.jsonl"
+    assert ended(dry_run(tmp_path, files)) == refusal(
+        f"in 'tasks.yml': task 't': tasks[0].{key}: file 'caf\u00e9.jsonl' is missing (paths are relative to the "
+        f"benchmark directory); {there} is there, its name in another Unicode form (NFD, as a copy from macOS names "
+        "files), which prints alike but is another name here: rename it in the form given (NFC)")
