@@ -23,7 +23,9 @@ Fixed:
    core.modelnames.reads_as_another): taken, a run's heading printing `tеst · ollama`, `list` and `compare` alike.
 7. A data file (values_file, fewshot.file) named in one Unicode form and there in the other (`café.jsonl` given, a
    macOS copy's `cafe\u0301.jsonl` there): said to be there, in which form (compiler.data.data_path, by
-   core.unicodeforms.other_form, as task.path's folder is): it was only `file 'café.jsonl' is missing`.
+   core.unicodeforms.other_form, as task.path's folder is): it was only `file 'café.jsonl' is missing`. So are a
+   runner file (compose.runneryml) and a `--config-dir` folder (cli.hydra_error): `Additional config directory
+   '.../prés' not found`.
 """
 
 from __future__ import annotations
@@ -134,3 +136,24 @@ def test_a_data_file_there_in_another_unicode_form_is_said_to_be(tmp_path, key, 
         f"in 'tasks.yml': task 't': tasks[0].{key}: file 'caf\u00e9.jsonl' is missing (paths are relative to the "
         f"benchmark directory); {there} is there, its name in another Unicode form (NFD, as a copy from macOS names "
         "files), which prints alike but is another name here: rename it in the form given (NFC)")
+
+
+THERE = ("is there, its name in another Unicode form (NFD, as a copy from macOS names files), which prints alike but "
+         "is another name here: rename it in the form given (NFC)")
+
+
+def test_a_runner_file_there_in_another_unicode_form_is_said_to_be(tmp_path):
+    """Before: `runner file 'r\u00e9.yml' not found (looked in ...)`."""
+    given, there = "r\u00e9.yml", tmp_path / "re\u0301.yml"
+    there.write_text("runner_type: ollama\nmodel: m\n")
+    assert ended(dry_run(tmp_path, {"tasks.yml": TASK}, f"runner_file='{given}'")) == refusal(
+        f"runner_file: runner file '{given}' not found (looked in {tmp_path / given}, {tmp_path / 'bench' / given}); "
+        f"{there} {THERE}")
+
+
+def test_a_config_dir_there_in_another_unicode_form_is_said_to_be(tmp_path):
+    """Before: `Additional config directory '.../pr\u00e9s' not found`."""
+    given, there = "pr\u00e9s", tmp_path / "pre\u0301s"
+    there.mkdir()
+    assert ended(dry_run(tmp_path, {"tasks.yml": TASK}, "--config-dir", given)) == refusal(
+        f"--config-dir: '{tmp_path / given}' is not there; {there} {THERE}")
