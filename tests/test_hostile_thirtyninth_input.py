@@ -26,6 +26,9 @@ Fixed:
    core.unicodeforms.other_form, as task.path's folder is): it was only `file 'café.jsonl' is missing`. So are a
    runner file (compose.runneryml) and a `--config-dir` folder (cli.hydra_error): `Additional config directory
    '.../prés' not found`.
+8. A value `${oc.env:NAME,DEFAULT}` refused while NAME is unset is said to come from that default, given as text
+   (compose.fromenv): `runner.options.seed (from $SEEDV): Input should be a valid integer, not "1"` named a variable
+   that gave nothing.
 """
 
 from __future__ import annotations
@@ -157,3 +160,11 @@ def test_a_config_dir_there_in_another_unicode_form_is_said_to_be(tmp_path):
     there.mkdir()
     assert ended(dry_run(tmp_path, {"tasks.yml": TASK}, "--config-dir", given)) == refusal(
         f"--config-dir: '{tmp_path / given}' is not there; {there} {THERE}")
+
+
+def test_a_refused_value_an_unset_variables_default_gave_is_said_so(tmp_path, monkeypatch):
+    """Before: `runner.options.seed (from $SEEDV): Input should be a valid integer, not "1"`, $SEEDV unset."""
+    monkeypatch.delenv("SEEDV", raising=False)
+    assert ended(dry_run(tmp_path, {"tasks.yml": TASK}, "runner.options.seed=${oc.env:SEEDV,1}")) == refusal(
+        "in 'config': runner.options.seed (from the default of ${oc.env:SEEDV,1}, $SEEDV unset: oc.env gives its "
+        'default as text): Input should be a valid integer, not "1"')
