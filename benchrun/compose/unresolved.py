@@ -17,7 +17,10 @@ def holding_key(err: OmegaConfBaseException, key: str) -> str | None:
     if not isinstance(parent, DictConfig):
         return None
     up = "." * (key.count(".") + 1)  # from `key`'s parent up to the top of the config, as OmegaConf selects
-    top = OmegaConf.select(parent, up)
+    try:
+        top = OmegaConf.select(parent, up)
+    except OmegaConfBaseException:  # Hydra's settings apart from the job's config (as a run reads them)
+        return None
     if not isinstance(top, DictConfig):
         return None
     data = OmegaConf.to_container(top, resolve=False)
@@ -25,7 +28,7 @@ def holding_key(err: OmegaConfBaseException, key: str) -> str | None:
     for parts, _ in leaves({name: value for name, value in data.items() if name != "hydra"}):
         try:
             OmegaConf.select(top, key_path("", parts))
-        except OmegaConfBaseException as raised:
+        except (OmegaConfBaseException, RecursionError) as raised:
             if _first_line(raised) == said:
                 return key_path("", parts)
     return None
