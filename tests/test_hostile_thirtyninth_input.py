@@ -29,6 +29,8 @@ Fixed:
 8. A value `${oc.env:NAME,DEFAULT}` refused while NAME is unset is said to come from that default, given as text
    (compose.fromenv): `runner.options.seed (from $SEEDV): Input should be a valid integer, not "1"` named a variable
    that gave nothing.
+9. A preset of the user's own whose `# @package` header a YAML directive (`%YAML 1.2`, `---`) comes before, refused
+   as one a byte-order mark hides (compose.userpresets): Hydra read no header, `model: unknown key 'model'`.
 """
 
 from __future__ import annotations
@@ -168,3 +170,13 @@ def test_a_refused_value_an_unset_variables_default_gave_is_said_so(tmp_path, mo
     assert ended(dry_run(tmp_path, {"tasks.yml": TASK}, "runner.options.seed=${oc.env:SEEDV,1}")) == refusal(
         "in 'config': runner.options.seed (from the default of ${oc.env:SEEDV,1}, $SEEDV unset: oc.env gives its "
         'default as text): Input should be a valid integer, not "1"')
+
+
+def test_a_preset_whose_header_a_yaml_directive_comes_before_is_refused(tmp_path):
+    """Before: `in 'config': model: unknown key 'model' (allowed: task, runner, ...)`."""
+    write_bench(tmp_path, {"presets/model/mine.yaml": "%YAML 1.1\n---\n# @package _global_\nrunner:\n  model: m\n"})
+    done = dry_run(tmp_path, {"tasks.yml": TASK}, "--config-dir", "bench/presets", "model=mine")
+    assert ended(done) == refusal(
+        f"in '{tmp_path / 'bench/presets/model/mine.yaml'}': a YAML directive (%YAML, %TAG) before its `# @package` "
+        "header, which Hydra then does not read as one (the preset's keys would go under its group's name): leave the "
+        "directive out")
