@@ -113,6 +113,7 @@ def _launched() -> None:
     from benchrun.cli import hydra_main  # imported here: an interrupt while Hydra loads is quiet too
     from benchrun.compose.commandline import refuse_bad_overrides, refuse_replaced_config
     from benchrun.compose.completion import refuse_bad_completion
+    from benchrun.compose.infocompose import compose_before_info
     from benchrun.compose.presetpackage import refuse_moved_presets, refuse_preset_record
     from benchrun.compose.userpresets import refuse_expanding_presets
     from benchrun.core.shards import expand_shards
@@ -128,6 +129,7 @@ def _launched() -> None:
     refuse_preset_record(sys.argv[1:])
     refuse_expanding_presets(sys.argv[1:])
     sys.argv[1:] = expand_shards(sys.argv[1:])
+    compose_before_info(sys.argv[1:])
     hydra_main()
 
 

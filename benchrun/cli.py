@@ -51,6 +51,7 @@ from benchrun.core.loading import load_failure, pythons_own
 from benchrun.core.resources import PRIMARY_CONFIG, conf_dir
 from benchrun.core.stdfds import display_streams
 from benchrun.core.text import names_listed
+from benchrun.core.unicodeforms import other_form
 from benchrun.core.yamlfile import syntax_error
 
 if TYPE_CHECKING:
@@ -154,6 +155,8 @@ def hydra_error(err: Exception) -> str | None:
     if isinstance(err, SearchPathException) and (found := CONFIG_DIR.fullmatch(str(err))) and os.path.exists(found[1]):
         return (f"--config-dir: '{found[1]}' is {not_a_file(os.stat(found[1]).st_mode) or 'a file'}, not a folder: "
                 "name the folder that holds your presets (runner/mine.yaml)")
+    if isinstance(err, SearchPathException) and found and (other := other_form(Path(found[1]))) is not None:
+        return f"--config-dir: '{found[1]}' is not there; {other}"
     if (unknown := not_held(err)) is not None:
         return unknown
     lines = [line.strip() for line in str(err).splitlines() if line.strip() and not line.strip().startswith(

@@ -157,7 +157,7 @@ def test_hydras_own_settings_read_in_a_presets_value_the_run_folder_is_named_aft
     unset_hydra(monkeypatch)
     write_bench(tmp_path, {"presets/model/mine.yaml": "# @package _global_\nrunner:\n  model: ${hydra:job.name}\n"})
     assert ended(dry_run(tmp_path, {"tasks.yml": TASK}, "--config-dir", "bench/presets", "model=mine")) == refusal(
-        f"in 'config': hydra.run.dir: cannot resolve: {HYDRA_READ}")
+        f"in 'config': runner.model: cannot resolve: {HYDRA_READ} (resolving hydra.run.dir)")
 
 
 KEY = "sk-proj-abcdefABCDEF1234567890abcdef"

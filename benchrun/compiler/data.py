@@ -16,6 +16,7 @@ from benchrun.compiler.files import REFERENCE, Bounds, check_names, inside, pres
 from benchrun.core.errors import TaskError
 from benchrun.core.manifest import Scalar, canonical_json
 from benchrun.core.text import counted, name_said, names_listed
+from benchrun.core.unicodeforms import other_form
 
 JSONL = (".jsonl", ".ndjson")
 CSV = (".csv",)
@@ -53,8 +54,10 @@ def data_path(bench: Path, rel: str, named_at: Where) -> Path:
         raise TaskError(f"'{rel}' is an absolute path: name a file inside the benchmark, relative to it", **named_at)
     path = bench / rel
     if not present(bench, path):
+        other = other_form(path)  # `café.jsonl` given, `cafe\u0301.jsonl` there: two names printed alike
         raise TaskError(f"file '{rel}' is missing (paths are relative to the benchmark directory"
-                        f"{_unexpanded(rel) or _in_task_folder(bench, rel, named_at)})", **named_at)
+                        f"{_unexpanded(rel) or _in_task_folder(bench, rel, named_at)})"
+                        f"{f'; {other}' if other else ''}", **named_at)
     inside(bench, path)
     return path
 

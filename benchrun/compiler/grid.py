@@ -13,7 +13,6 @@ of 100,000 characters each).
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import math
 import re
@@ -21,7 +20,6 @@ import string
 import unicodedata
 from dataclasses import dataclass
 from typing import Any, Iterator
-from urllib.parse import quote
 
 from benchrun.compiler.alike import first_alike
 from benchrun.compiler.blanks import refuse_blank_example, refuse_blank_values
@@ -30,31 +28,20 @@ from benchrun.compiler.charcodes import formatted
 from benchrun.compiler.data import Example, draw
 from benchrun.compiler.examplevalues import check_example_values
 from benchrun.compiler.files import REFERENCE
+from benchrun.compiler.sampleids import ID_COLUMN, TWO_FORMS, sample_id_for, unique_id
 from benchrun.compiler.schemas import SHOWN
 from benchrun.compiler.scoring import trimmed
+from benchrun.compiler.shots import as_read, prompt_shown
 from benchrun.compiler.sources import TaskSpec
 from benchrun.core.errors import ConfigError, TaskError
 from benchrun.core.manifest import Sample, Turn
-from benchrun.core.text import CONTROL, counted, name_said, names_listed, says_nothing
+from benchrun.core.text import counted, name_said, names_listed, says_nothing
 from benchrun.core.written import shown
 
-ID_COLUMN = "id"
 RESERVED = {REFERENCE: "the references", ID_COLUMN: "the sample ids"}
 """The columns of a values file that are no values, and what they hold."""
-_MAX_ID = 80
-MAX_GIVEN_ID = 200
-"""The longest id an id column may give a sample (a task name has 100 characters): an id is printed in `show`'s
-headings and every error naming its sample, and kept in every record of it."""
 _SPEC = re.compile(r"(?:.?[<>=^])?[-+ ]?z?#?0?(?P<width>\d*)[,_]?(?:\.(?P<precision>\d+))?[bcdeEfFgGnosxX%]?")
 """The format-spec mini-language, for the width and precision it asks for."""
-TWO_FORMS = ("one text written in two Unicode forms, composed and decomposed: 'é' as one character, or as 'e' and a "
-             "combining accent")
-"""Why two names or ids that differ as written are one (in Unicode's composed form, NFC): they print as one."""
-_ESCAPED = str.maketrans({"%": "%25", ",": "%2C", "=": "%3D",
-                          **{char: quote(char) for char in map(chr, [*range(0x20), *range(0x7F, 0xA0)])}})
-"""What a value must not carry unescaped into a sample id `task:a=1,b=2`: its separators, and the control characters
-an id column's id may not hold (a line break, ESC, NUL), which an id made of values held as they were, percent-encoded
-as the separators are (`a=x%0Ay`): an id is printed on one line."""
 
 
 @dataclass(frozen=True)
@@ -196,10 +183,11 @@ def samples(spec: TaskSpec, limits: Limits, rendered: Rendered, preamble: int = 
     refuse_blank_values(spec, [name for field in _fields(parts) for name in (field.name, *field.spec_fields)])
     n = sample_count(spec)
     seen: dict[str, tuple[int, str]] = {}
-    grid = [(_unique(spec, sample_id_for(spec.name, values), index, seen), values, reference)
+    grid = [(unique_id(spec, sample_id_for(spec.name, values), index, seen), values, reference)
             for index, (values, reference) in enumerate(zip(rows(spec), _references(spec, n)))]
     render = _renderer(spec, parts, limits)
     out, fields_set = [], set(Sample.model_fields)  # one set for the task's samples: each their own kept 216 bytes
+    asked: dict[int, int] = {}
     for index in chosen(spec, [sample_id for sample_id, _, _ in grid]):
         sample_id, values, reference = grid[index]
         prompt, whole = render(values, sample_id, limits.max_prompt_chars)
@@ -208,6 +196,7 @@ def samples(spec: TaskSpec, limits: Limits, rendered: Rendered, preamble: int = 
             sent = " with the system prompt and examples sent before it" if preamble else ""
             raise _error(spec, "template", f"the prompt of sample '{sample_id}'{sent} has {_count(chars, whole)} "
                                            f"characters, more than task.max_prompt_chars ({limits.max_prompt_chars:,})")
+        _asked_once(spec, asked, out, prompt, sample_id)
         rendered.chars += chars
         if rendered.chars > limits.max_total_chars:
             raise ConfigError(f"the benchmark's prompts pass task.max_total_chars ({limits.max_total_chars:,} "
@@ -216,6 +205,19 @@ def samples(spec: TaskSpec, limits: Limits, rendered: Rendered, preamble: int = 
         out.append(Sample.model_construct(fields_set, id=sample_id, task=spec.name, prompt=prompt, values=values,
                                           reference=reference))
     return out
+
+
+def _asked_once(spec: TaskSpec, asked: dict[int, int], out: list[Sample], prompt: str, sample_id: str) -> None:
+    """Refuse a sample whose prompt reads as one of `out`'s (the samples rendered before it, `asked` by the hash of
+    each prompt as read: `shots.as_read`): the model would be sent one chat twice, so the two could only be answered
+    alike, whatever their references."""
+    read = as_read(prompt)
+    earlier = asked.setdefault(hash(read), len(out))
+    if earlier < len(out) and as_read(out[earlier].prompt) == read:
+        raise _error(spec, "values", f"samples '{out[earlier].id}' and '{sample_id}' ask one question "
+                                     f"({prompt_shown(prompt)}), and the model would be sent one chat twice; make each "
+                                     "sample's prompt its own (a template field of the value that tells them apart), "
+                                     "or ask again with repeats=N")
 
 
 def _names_apart(spec: TaskSpec) -> None:
@@ -338,51 +340,6 @@ def _references(spec: TaskSpec, n: int) -> Iterator[Any] | list[Any]:
 def _answers(reference: Any) -> list[Any]:
     """A reference's acceptable answers: the items of a list, else the one."""
     return reference if isinstance(reference, list) else [reference]
-
-
-def sample_id_for(task: str, values: dict[str, Any]) -> str:
-    """`task:id` from an id column, else `task:a=2,b=3` (`%`, `,` and `=` in a value escaped as %25, %2C, %3D, so
-    no two samples share an id by accident, and a control character as its UTF-8 bytes, %0A); long ids keep a readable
-    head and a hash."""
-    if ID_COLUMN in values:
-        return f"{task}:{shown(values[ID_COLUMN])}"
-    text = f"{task}:" + ",".join(f"{name}={str(shown(value)).translate(_ESCAPED)}" for name, value in values.items())
-    if len(text) <= _MAX_ID:
-        return text
-    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
-    return f"{text[:_MAX_ID - 14]}~{digest}"
-
-
-def _unique(spec: TaskSpec, sample_id: str, index: int, seen: dict[str, tuple[int, str]]) -> str:
-    """`sample_id`, refused if another sample has it (as text: in Unicode's composed form, NFC, `é` one character or
-    `e` and a combining accent alike, which print and read as one id), or if an id column gave it unfit to name a
-    sample."""
-    if ID_COLUMN in spec.values:
-        _check_given_id(spec, sample_id[len(spec.name) + 1:], index)
-    if (text := unicodedata.normalize("NFC", sample_id)) in seen:
-        has_ids = ID_COLUMN in spec.values
-        fix = "make the ids unique" if has_ids else "make the values unique or add an 'id' column"
-        first, written = seen[text]
-        forms = "" if written == sample_id else f", {TWO_FORMS}"
-        raise _error(spec, "values.id" if has_ids else "values",
-                     f"duplicate sample id '{sample_id}' (samples {first + 1} and {index + 1}{forms}); {fix}")
-    seen[text] = (index, sample_id)
-    return sample_id
-
-
-def _check_given_id(spec: TaskSpec, given: str, index: int) -> None:
-    """Refuse an id column's id that is empty, longer than MAX_GIVEN_ID or holds a control character (a line break
-    split `show`'s heading of the sample in two)."""
-    if not given.strip():
-        why, fix = "is empty", "give every sample an id, or leave the id column out"
-    elif len(given) > MAX_GIVEN_ID:
-        why, fix = f"has {len(given):,} characters, more than a sample's id has ({MAX_GIVEN_ID})", "give a shorter one"
-    elif found := CONTROL.search(given):
-        why = f"holds {found[0]!r} at character {found.start() + 1}, a control character, which an id cannot hold"
-        fix = "write the id without it (an id is printed on one line)"
-    else:
-        return
-    raise _error(spec, "values.id", f"the id of sample {index + 1} {why}; {fix}")
 
 
 def _error(spec: TaskSpec, key: str, message: str) -> TaskError:

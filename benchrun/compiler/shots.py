@@ -24,24 +24,25 @@ def refuse_shown_answers(spec: TaskSpec, turns: tuple[Turn, ...], samples: Itera
         return
     asked: dict[str, int] = {}
     for index, turn in enumerate(turns):
-        asked.setdefault(_seen(turn.user), index)
+        asked.setdefault(as_read(turn.user), index)
     for sample in samples:
-        index = asked.get(_seen(sample.prompt))
+        index = asked.get(as_read(sample.prompt))
         if index is not None:
             example = spec.fewshot[index]
-            raise TaskError(f"example {index + 1} asks {_shown(sample.prompt)}, the question of sample '{sample.id}': "
+            asks = prompt_shown(sample.prompt)
+            raise TaskError(f"example {index + 1} asks {asks}, the question of sample '{sample.id}': "
                             "that sample would be asked with an answer to it in its own chat (every sample of the "
                             "task is sent the examples), so its score would measure nothing; take the examples from "
                             "outside the samples, or leave the sample out", file=example.file, task=spec.name,
                             key=example.key)
 
 
-def _seen(text: str) -> str:
+def as_read(text: str) -> str:
     """A question as it reads: without the whitespace and format characters at its ends (a zero-width space copied
     with it), composed (`é` as one character or two, NFD)."""
     return unicodedata.normalize("NFC", trimmed(text))
 
 
-def _shown(prompt: str) -> str:
+def prompt_shown(prompt: str) -> str:
     text = prompt.strip()
     return json.dumps(text if len(text) <= SHOWN else text[:SHOWN - 3] + "...", ensure_ascii=False)

@@ -115,7 +115,7 @@ def _refuse_hydra_alone_resolved(argv: Sequence[str]) -> None:
     """Refuse `--cfg hydra --resolve`: Hydra resolves its own settings without the job's config, and benchrun's are made
     of the job's keys (hydra.run.dir of dry_run, task.name, runner.model), so it stopped on `Interpolation key
     'dry_run' not found`, said of no key, where nothing given was wrong."""
-    if "hydra" in _flag_values(argv, "--cfg", "-c") and any(names_flag(word, "--resolve") for word in argv):
+    if "hydra" in flag_values(argv, "--cfg", "-c") and any(names_flag(word, "--resolve") for word in argv):
         raise ConfigError("--cfg hydra --resolve: Hydra's settings here are made of the job's config (hydra.run.dir of "
                           "dry_run, task.name and runner.model), which Hydra leaves out of what it resolves them in: "
                           "give --cfg all --resolve, or --cfg hydra without --resolve")
@@ -124,12 +124,12 @@ def _refuse_hydra_alone_resolved(argv: Sequence[str]) -> None:
 def _refuse_unknown_package(argv: Sequence[str]) -> None:
     """Refuse `-p`/`--package` naming a key the config does not take (`-p nope`, `-p runner.modle`): Hydra wrote
     `package 'nope' not found in config`, not as benchrun's error, and exited 1."""
-    for package in (given.lstrip(".") for given in _flag_values(argv, "--package", "-p")):  # `.runner`: from the top
+    for package in (given.lstrip(".") for given in flag_values(argv, "--package", "-p")):  # `.runner`: from the top
         if package not in ("", "_global_") and (unknown := _section_unknown([*package.split("."), "?"])) is not None:
             raise ConfigError(unknown)
 
 
-def _flag_values(argv: Sequence[str], flag: str, short: str) -> list[str]:
+def flag_values(argv: Sequence[str], flag: str, short: str) -> list[str]:
     """The values the command line gives Hydra's `flag` (or its `short` form), as the next word or joined by `=`."""
     words = list(argv)
     values = [words[at + 1] for at, word in enumerate(words[:-1])

@@ -25,6 +25,7 @@ from benchrun.compose.runneryml import (
     said_of_runner_file,
     with_runner_file,
 )
+from benchrun.compose.unresolved import holding_key
 from benchrun.core import secrets
 from benchrun.core.errors import ConfigError, problem_said
 from benchrun.core.judgekeys import allowed_keys, runner_keys
@@ -374,6 +375,8 @@ def unresolvable(err: Exception, overrides: Sequence[str] = ()) -> ConfigError:
     if held and (key is None or key.startswith("hydra.")):  # None: a config printed resolved (`--cfg job --resolve`)
         message += f" ({f'resolving {key}, ' if key else ''}from the override {' '.join(map(repr, held))})"
         key = override_key(held[0])
+    elif key is not None and key.startswith("hydra.") and (holder := holding_key(err, key)) is not None:
+        message, key = f"{message} (resolving {key})", holder  # written in a preset: no override holds it
     return ConfigError(f"cannot resolve: {message}", file="config", key=key)
 
 

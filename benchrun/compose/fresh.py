@@ -6,13 +6,16 @@ from __future__ import annotations
 from typing import Any
 
 from benchrun.core.errors import ConfigError
-from benchrun.core.modelnames import unlike_itself
+from benchrun.core.modelnames import reads_as_another, unlike_itself
 
 
 def refuse_fresh_faults(cfg: dict[str, Any]) -> None:
     """Refuse a task named twice in `task.only`: it ran once, but the manifest records task.only as given, so the same
     questions had two manifest ids (named once, and twice). And a model's name that reads as another
-    (core.modelnames.unlike_itself), the model under test's or the judge's."""
+    (core.modelnames.unlike_itself), the model under test's or the judge's, and a benchmark's name that does
+    (`tеst`, its `е` Cyrillic: a run's heading, `list` and `compare` print it as `test`)."""
+    if isinstance(name := cfg["task"].get("name"), str) and (why := reads_as_another(name)) is not None:
+        raise ConfigError(why, file="config", key="task.name")
     for key, runner, model in (("runner.model", cfg["runner"]["type"], cfg["runner"]["model"]),
                                ("judge.model", cfg["judge"]["runner"], cfg["judge"].get("model"))):
         if (why := unlike_itself(runner, model)) is not None:

@@ -3,6 +3,7 @@ a refusal of one names the variable the value came from, as well as the key, for
 
 from __future__ import annotations
 
+import os
 import re
 from contextlib import contextmanager
 from typing import Any, Iterator
@@ -25,8 +26,15 @@ def env_given(config: Any) -> dict[str, str]:
         return {}
     raw = OmegaConf.to_container(config, resolve=False)
     raw.pop("hydra", None)
-    return {key_path("", where): found[1] for where, value in leaves(raw)
+    return {key_path("", where): _source(found) for where, value in leaves(raw)
             if isinstance(value, str) and (found := ENV_VALUE.fullmatch(value.strip())) is not None}
+
+
+def _source(found: re.Match[str]) -> str:
+    """`$NAME`; of a variable unset whose default stood in, that default, which oc.env gives as text (`"1"`)."""
+    if found[2] is None or found[1] in os.environ:
+        return f"${found[1]}"
+    return f"the default of {found[0]}, ${found[1]} unset: oc.env gives its default as text"
 
 
 def read_credentials(config: Any) -> list[tuple[str, str]]:
@@ -51,4 +59,4 @@ def said_of_variables(given: dict[str, str]) -> Iterator[None]:
         key = next((key for key in given if where == key or where.startswith((f"{key}.", f"{key}["))), None)
         if err.file != "config" or key is None:
             raise
-        raise type(err)(f"{where} (from ${given[key]}): {why}", file="config") from None
+        raise type(err)(f"{where} (from {given[key]}): {why}", file="config") from None

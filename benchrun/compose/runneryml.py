@@ -13,6 +13,7 @@ from benchrun.core.home import expanded
 from benchrun.core.keys import key_path, leaves
 from benchrun.core.resources import bench_dir
 from benchrun.core.settings import RUNNERS
+from benchrun.core.unicodeforms import other_form
 from benchrun.core.yamlfile import load_yaml
 
 RUNNER_ALIASES = {"runner_type": "type"}
@@ -30,8 +31,9 @@ def read_runner_file(path: str, cfg: dict[str, Any], cwd: Path | None) -> dict[s
     except OSError as err:  # a name too long, a folder it may not search: what it is, never `not found` or a traceback
         raise ConfigError(f"runner file '{path}': {os_problem(err)}", key="runner_file") from None
     if found is None:
-        raise ConfigError(f"runner file '{path}' not found (looked in {', '.join(map(str, candidates))})",
-                          key="runner_file")
+        other = next(filter(None, map(other_form, candidates)), None)  # `ré.yml` given, `re\u0301.yml` there
+        raise ConfigError(f"runner file '{path}' not found (looked in {', '.join(map(str, candidates))})"
+                          f"{f'; {other}' if other else ''}", key="runner_file")
     data = load_yaml(found, path, ConfigError)
     if not isinstance(data, dict):
         raise ConfigError("a runner file is a mapping (runner_type, model, ...)", file=path)

@@ -127,9 +127,17 @@ HEADER = re.compile(rb"\xef\xbb\xbf[ \t]*#[^\n]*@package")
 starts with, and a first line starting with the mark is none."""
 
 
+DIRECTIVES = re.compile(rb"(?:%[^\n]*\n)+(?:---[ \t]*\n)?[ \t]*#[^\n]*@package")
+"""YAML directives (`%YAML 1.2`, then `---`) before a preset's `# @package` header, which then is no header either."""
+
+
 def _hidden_header(data: bytes | None) -> str | None:
-    """Why a preset whose byte-order mark hides its header (Windows Notepad's UTF-8) is refused: Hydra read it
-    without the header, its keys put under the group's name (`model: unknown key 'model'`); None for any other."""
+    """Why a preset whose byte-order mark (Windows Notepad's UTF-8) or YAML directive hides its header is refused:
+    Hydra read it without the header, its keys put under the group's name (`model: unknown key 'model'`); None for
+    any other."""
+    if data is not None and DIRECTIVES.match(data):
+        return ("a YAML directive (%YAML, %TAG) before its `# @package` header, which Hydra then does not read as one "
+                "(the preset's keys would go under its group's name): leave the directive out")
     if data is None or not HEADER.match(data):
         return None
     return ("a byte-order mark before its `# @package` header, which Hydra then does not read as one (the preset's "

@@ -32,14 +32,14 @@ def checked_models(model: str | list[str]) -> str | list[str]:
 
 
 def unlike_itself(runner: str, model: str | list[str] | None) -> str | None:
-    """Why a new run's `model` of `runner` (its type) is refused: a name that reads as another (`_reads_as_itself`),
+    """Why a new run's `model` of `runner` (its type) is refused: a name that reads as another (`reads_as_another`),
     or for Ollama one beyond ASCII, which no name of its models holds; None for names that read as themselves."""
     for name in [model] if isinstance(model, str) else model or []:
         if runner == "ollama" and not name.isascii():
             return (f"{name_said(name)} holds a character beyond ASCII, which no name of an Ollama model holds (Ollama "
                     "takes ASCII letters, digits, '_', '-', '.', ':' and '/' only): write the model's name as `ollama "
                     "list` shows it")
-        if (why := _reads_as_itself(name)) is not None:
+        if (why := reads_as_another(name)) is not None:
             return why
     return None
 
@@ -52,7 +52,7 @@ def _trimmed(name: str) -> None:
         raise ValueError(f"{name!r} has whitespace at its {end}, which no model's name has: give {name.strip()!r}")
 
 
-def _reads_as_itself(name: str) -> str | None:
+def reads_as_another(name: str) -> str | None:
     """Why a name printed like another is refused: Latin letters mixed with letters of a script drawn alike, or a
     character written in a compatibility form (fullwidth `ｇ`, the ligature `ﬁ`), which Unicode's NFKC reads as
     another; None for one that reads as itself."""

@@ -279,6 +279,7 @@ def _parsed(text: str, rel: str, error: type[BenchrunError], written: bool) -> A
         if issubclass(error, ArchiveError) else (_FastLoader, _Loader)
     try:
         _refuse_aliases(text, rel, error)
+        _refuse_other_version(text, rel, error)
         return yaml.load(text, Loader=fast_loader)
     except (yaml.YAMLError, RecursionError) as err:  # parsed again below: PyYAML's messages say more
         fast = err
@@ -313,6 +314,20 @@ def _refuse_aliases(text: str, rel: str, error: type[BenchrunError]) -> None:
         if isinstance(event, yaml.AliasEvent):
             raise error(f"{position(event.start_mark)}: YAML aliases (*{event.anchor}) are not allowed in "
                         "benchmark files; write the values out", file=rel)
+
+
+def _refuse_other_version(text: str, rel: str, error: type[BenchrunError]) -> None:
+    """A `%YAML` directive of a version other than 1.1 is refused: benchmark files are read as YAML 1.1 (PyYAML), and
+    YAML 1.2 reads values otherwise (`0o17` the int 15, here the text `0o17`; `yes` text, here true)."""
+    if "%YAML" not in text:
+        return
+    started = next(event for event in yaml.parse(text, Loader=yaml.SafeLoader)  # libyaml refuses 1.3 unnamed
+                   if isinstance(event, (yaml.DocumentStartEvent, yaml.StreamEndEvent)))
+    if isinstance(started, yaml.DocumentStartEvent) and started.version not in (None, (1, 1)):
+        version = ".".join(map(str, started.version))
+        raise error(f"{position(started.start_mark)}: %YAML {version} asks for YAML {version}, and benchrun reads "
+                    "YAML 1.1, whose values read otherwise (YAML 1.2 reads 0o17 as the int 15, yes as text); remove "
+                    "the directive, or write %YAML 1.1", file=rel)
 
 
 def _check_depth(data: Any, rel: str, error: type[BenchrunError]) -> None:
