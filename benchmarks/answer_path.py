@@ -125,7 +125,8 @@ def commits(plan: Plan, given: list[tuple[Sample, ResponseRecord]], root: Path, 
 def lookups(plan: Plan, root: Path) -> Callable[[], None]:
     """Each answer's cache key, and the batched lookups of an empty cache."""
     store = Store(root / "cache")
-    cache = RunCache(store, "ollama", {"digest": "sha256:0"}, {"options": {}}, "m", "run")
+    cache = RunCache(store, "ollama", {"digest": "sha256:0"}, {"options": {}}, "m", "run", 2**23,
+                     "runner.max_response_bytes")
     task = plan.manifest.tasks[0]
     schema = task.format.json_schema
 
