@@ -14,10 +14,11 @@ Fixed:
    printing `t:q1` twice.
 4. A benchmark's YAML file declaring a YAML version other than 1.1 (`%YAML 1.2`, `%YAML 1.3`), refused
    (core.yamlfile): read as YAML 1.1 all the same, its `0o17` (YAML 1.2's int 15) was asked as the text `0o17`.
-5. Two samples of a task asking one question (their prompts alike as read: a template that shows none of the values
-   that tell them apart, `say hi`, or values `1` and `1 `), refused naming both (compiler.grid._asked_once, by
-   compiler.shots' notion of a question as read): the model was sent one chat twice, references `5` and `6` both
-   scored against it.
+5. Two samples of a task asking one question (one prompt: a template that shows none of the values that tell them
+   apart, `say hi`), refused naming both (compiler.grid._asked_once): the model was sent one chat twice, references
+   `5` and `6` both scored against it. Prompts that differ only in white space (values `1` and `1 `) are two chats,
+   and asked (found in review: the rule first read prompts as a reader would, and refused a benchmark of `\tcmd` and
+   `\rcmd`).
 6. A benchmark's name (task.name) that reads as another, Latin letters mixed with a look-alike script's (`tеst`) or a
    compatibility form (`ｔest`), refused for a new run as a model's name is (compose.fresh, by
    core.modelnames.reads_as_another): taken, a run's heading printing `tеst · ollama`, `list` and `compare` alike.
@@ -111,11 +112,13 @@ ONE_QUESTION = ("samples 't:{}' and 't:{}' ask one question (\"{}\"), and the mo
 @pytest.mark.parametrize(("template", "values", "said"), [
     ("say hi", "{a: [1, 2]}", ONE_QUESTION.format("a=1", "a=2", "say hi")),
     ("say {a}", "{a: [1, 1], b: [5, 6]}", ONE_QUESTION.format("a=1,b=5", "a=1,b=6", "say 1")),
-    ("say {a}", '{a: [1, "1 "], id: [x, y]}', ONE_QUESTION.format("x", "y", "say 1"))])
+    ("say {a}", '{a: [1, "1 "], id: [x, y]}', None)])
 def test_two_samples_asking_one_question_are_refused(tmp_path, template, values, said):
     """Before: both asked, one chat sent twice, its one answer scored against references 5 and 6."""
     files = {"tasks.yml": f"- name: t\n  template: {template}\n  values: {values}\n  reference: ['5', '6']\n"}
-    assert ended(dry_run(tmp_path, files)) == refusal(f"in 'tasks.yml': task 't': tasks[0].values: {said}")
+    done = dry_run(tmp_path, files)
+    assert (done.returncode, done.stderr) == (0, "") if said is None else ended(done) == refusal(
+        f"in 'tasks.yml': task 't': tasks[0].values: {said}")
 
 
 @pytest.mark.parametrize(("name", "said"), [

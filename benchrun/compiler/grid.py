@@ -31,7 +31,7 @@ from benchrun.compiler.files import REFERENCE
 from benchrun.compiler.sampleids import ID_COLUMN, TWO_FORMS, sample_id_for, unique_id
 from benchrun.compiler.schemas import SHOWN
 from benchrun.compiler.scoring import trimmed
-from benchrun.compiler.shots import as_read, prompt_shown
+from benchrun.compiler.shots import prompt_shown
 from benchrun.compiler.sources import TaskSpec
 from benchrun.core.errors import ConfigError, TaskError
 from benchrun.core.manifest import Sample, Turn
@@ -208,12 +208,12 @@ def samples(spec: TaskSpec, limits: Limits, rendered: Rendered, preamble: int = 
 
 
 def _asked_once(spec: TaskSpec, asked: dict[int, int], out: list[Sample], prompt: str, sample_id: str) -> None:
-    """Refuse a sample whose prompt reads as one of `out`'s (the samples rendered before it, `asked` by the hash of
-    each prompt as read: `shots.as_read`): the model would be sent one chat twice, so the two could only be answered
-    alike, whatever their references."""
-    read = as_read(prompt)
-    earlier = asked.setdefault(hash(read), len(out))
-    if earlier < len(out) and as_read(out[earlier].prompt) == read:
+    """Refuse a sample whose prompt is one of `out`'s (the samples rendered before it, `asked` by the hash of each
+    prompt): the model would be sent one chat twice, so the two could only be answered alike, whatever their
+    references. Prompts that differ only in white space or Unicode's form are two chats, and asked (a benchmark of
+    how a model takes such differences asks exactly those)."""
+    earlier = asked.setdefault(hash(prompt), len(out))
+    if earlier < len(out) and out[earlier].prompt == prompt:
         raise _error(spec, "values", f"samples '{out[earlier].id}' and '{sample_id}' ask one question "
                                      f"({prompt_shown(prompt)}), and the model would be sent one chat twice; make each "
                                      "sample's prompt its own (a template field of the value that tells them apart), "
