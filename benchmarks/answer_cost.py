@@ -53,7 +53,7 @@ def patch(rung: str) -> None:
     """Replace the executor's run with a loop that does what `rung` does per answer, and no more."""
     from benchrun.execute import executor
 
-    async def run(self: executor.Executor, queries) -> None:
+    async def run(self: executor.Executor, queries, regrade=()) -> None:
         with executor.frozen_heap():
             for (sample, repeat), key, hit in self._looked_up(queries):
                 if rung == "client":
@@ -62,7 +62,7 @@ def patch(rung: str) -> None:
                 elif rung == "asking":
                     await self._ask(sample, self.manifest.seed(repeat))
                 else:
-                    response = await self._answer(sample, repeat, key, hit)
+                    response, _ = await self._answer(sample, repeat, key, hit)
                     if rung == "recorded":
                         self.recorder.response(response)
 

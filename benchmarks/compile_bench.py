@@ -88,7 +88,7 @@ class Case:
             (bench / "rows.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
             del task["values"], task["reference"], task["value_combinations"]
             task.update(values_file="rows.jsonl", scorer="exact_match", system="Answer with the number only.",
-                        fewshot=[{"user": "what is 1 times 1?", "assistant": '{"answer": 1}'},
+                        fewshot=[{"user": "what is 2 times 5?", "assistant": '{"answer": 10}'},
                                  {"values": {"a": 2, "b": 3}, "assistant": '{"answer": 6}'}])
         (bench / "tasks.yml").write_text(yaml.safe_dump([task], sort_keys=False), encoding="utf-8")
         (bench / "custom_scorer.py").write_text(SCORER, encoding="utf-8")
