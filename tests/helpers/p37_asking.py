@@ -123,6 +123,21 @@ def left_by(monkeypatch: Any, tmp_path: Path, change: Callable[[Any, list[int]],
     return left.why()
 
 
+def changed_at_a_chat(fake: FakeOllama, repulled: bool = False) -> None:
+    """`fake` saying version 0.13.0 (or, `repulled`, another digest of llama3.2) from its first chat on."""
+    answered = fake.dispatch
+
+    def dispatch(request: Any) -> Any:
+        if request.path == "/api/chat":
+            if repulled:
+                fake.digests["llama3.2"] = "f" * 64
+            else:
+                fake.version = "0.13.0"
+        return answered(request)
+
+    fake.dispatch = dispatch
+
+
 def upgraded(tmp_path: Path, servers: int) -> tuple[int, str, str, list[str]]:
     """(exit code, stderr, status run.json records, the texts of the answers it kept) of a run of the product task
     asking a list of `servers` fake Ollamas, the first saying version 0.12.6 until it has answered a chat, 0.13.0 after
@@ -130,14 +145,7 @@ def upgraded(tmp_path: Path, servers: int) -> tuple[int, str, str, list[str]]:
     with contextlib.ExitStack() as stack:
         fakes = [stack.enter_context(FakeOllama(models=["llama3.2"], responder=listbench_answer))
                  for _ in range(servers)]
-        answered = fakes[0].dispatch
-
-        def dispatch(request: Any) -> Any:
-            if request.path == "/api/chat":
-                fakes[0].version = "0.13.0"
-            return answered(request)
-
-        fakes[0].dispatch = dispatch
+        changed_at_a_chat(fakes[0])
         done = call_benchrun(f"runner.host=[{','.join(fake.url for fake in fakes)}]", "cache=false",
                              "task.only=[product]", f"outputs={tmp_path / 'outputs'}", cwd=tmp_path)
     [run] = (tmp_path / "outputs").glob("*/*/run.json")

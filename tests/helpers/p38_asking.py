@@ -14,6 +14,7 @@ from tests.helpers.answers import listbench_answer
 from tests.helpers.cacheentry import stats
 from tests.helpers.commands import call_benchrun
 from tests.helpers.p28_asking import Breaks
+from tests.helpers.p37_asking import changed_at_a_chat
 from tests.helpers.wire import records
 
 
@@ -69,18 +70,12 @@ def upgraded_while_cached(tmp_path: Path) -> tuple[bool, int]:
     run of the product task, one chat at a time, on an Ollama saying version 0.12.6 until its first chat, 0.13.0
     after."""
     with FakeOllama(responder=listbench_answer, version="0.12.6") as fake:
-        answered = fake.dispatch
-
-        def dispatch(request: Any) -> Any:
-            if request.path == "/api/chat":
-                fake.version = "0.13.0"
-            return answered(request)
-
-        fake.dispatch = dispatch
+        changed_at_a_chat(fake)
         done = call_benchrun(f"runner.host={fake.url}", f"cache_dir={tmp_path / 'cache'}", "task.only=[product]",
                              "runner.concurrency=1", f"outputs={tmp_path / 'o'}", cwd=tmp_path)
     said = done.stderr.startswith(f"benchrun: error: Ollama at {fake.url} changed version while it was asked")
     return (done.returncode == EXIT["runner"] and said), stats(tmp_path / "cache").entries
+
 
 WAKING = """import os
 import signal
@@ -162,14 +157,7 @@ def upgraded_then_resumed(tmp_path: Path) -> list[tuple[int, str, str, Any]]:
     after ({url} for the server's URL, {run} for the run's directory, {id} for its id)."""
     fake = FakeOllama(responder=listbench_answer)
     with fake:
-        answered = fake.dispatch
-
-        def dispatch(request: Any) -> Any:
-            if request.path == "/api/chat":
-                fake.version = "0.13.0"
-            return answered(request)
-
-        fake.dispatch = dispatch
+        changed_at_a_chat(fake)
         failed = call_benchrun(f"runner.host={fake.url}", "cache=false", "task.only=[product]",
                                f"outputs={tmp_path / 'o'}", cwd=tmp_path)
         assert failed.returncode == EXIT["runner"]

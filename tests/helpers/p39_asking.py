@@ -15,6 +15,7 @@ from benchrun.testing.ollama_server import FakeOllama
 from tests.helpers.answers import listbench_answer
 from tests.helpers.archives import reseal
 from tests.helpers.commands import call_benchrun
+from tests.helpers.p37_asking import changed_at_a_chat
 from tests.helpers.p38_asking import found_by
 from tests.helpers.wire import records
 
@@ -38,21 +39,6 @@ def s(response, values):
 """
 """A scorer saying whether the event loop its call found is closed (-1: none), the call of sample a=0 setting a loop
 and closing it, a=1's running one with `asyncio.run`, a=2's closing the one the process found."""
-
-
-def changed_at_a_chat(fake: FakeOllama, repulled: bool = False) -> None:
-    """`fake` saying version 0.13.0 (or, `repulled`, another digest of llama3.2) from its first chat on."""
-    answered = fake.dispatch
-
-    def dispatch(request: Any) -> Any:
-        if request.path == "/api/chat":
-            if repulled:
-                fake.digests["llama3.2"] = "f" * 64
-            else:
-                fake.version = "0.13.0"
-        return answered(request)
-
-    fake.dispatch = dispatch
 
 
 def failed_before_noted(tmp_path: Path, repulled: bool) -> tuple[Path, str]:
