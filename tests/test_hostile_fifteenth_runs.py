@@ -264,23 +264,34 @@ def test_a_sweep_without_a_launcher_is_one_line_and_leaves_nothing(tmp_path):
 
 
 def test_a_cpu_time_soft_limit_records_the_run_interrupted(tmp_path):
-    """`ulimit -S -t 2` (a batch system's CPU-time limit: SIGXCPU at the soft limit, SIGKILL at the hard one): the
-    run was killed by SIGXCPU, left `running` with nothing said; now it is recorded `interrupted` in its line."""
-    n = 3000  # about 1 ms of CPU an answer: the limit is met in the middle of the run
+    """`ulimit -S -t` (a batch system's CPU-time limit: SIGXCPU at the soft limit, SIGKILL at the hard one): the run
+    was killed by SIGXCPU, left `running` with nothing said; now it is recorded `interrupted` in its line. The limit is
+    set once answers are being recorded (a second of CPU on), so a slow start-up cannot meet it before anything is
+    asked."""
+    n = 5000  # about 1 ms of CPU an answer: the limit is met in the middle of the run
     write_bench(tmp_path, {"tasks.yml": tasks_yml({**TASK, "values": {"a": list(range(n))},
                                                     "reference": [str(i) for i in range(n)]})})
+    outputs = tmp_path / "outputs"
     with FakeOllama(models=["llama3.2"]) as server:
-        done = subprocess.run(
-            [sys.executable, "-m", "benchrun", "task.path=bench", f"runner.host={server.url}", "cache=false",
-             "outputs=outputs"], cwd=tmp_path, env=child_env(), capture_output=True, text=True, timeout=300,
-            preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_CPU, (2, 120)))
-    [run_dir] = (tmp_path / "outputs").glob("*/*")
+        with subprocess.Popen(
+                [sys.executable, "-m", "benchrun", "task.path=bench", f"runner.host={server.url}", "cache=false",
+                 "outputs=outputs"], cwd=tmp_path, env=child_env(), stderr=subprocess.PIPE, text=True) as run:
+            wait_for(lambda: line_count(next(outputs.glob("*/*/responses.jsonl"), outputs / "none")) >= 1, 120)
+            resource.prlimit(run.pid, resource.RLIMIT_CPU, (int(_cpu_seconds(run.pid)) + 2, 120))
+            stderr = run.stderr.read()
+    [run_dir] = outputs.glob("*/*")
     info = json.loads((run_dir / "run.json").read_text())
-    assert done.returncode == EXIT["interrupted"], done.stderr
-    assert done.stderr.startswith(f"benchrun: error: interrupted by SIGXCPU: run {info['run_id']} is recorded as "
-                                  "'interrupted' with "), done.stderr
+    assert run.returncode == EXIT["interrupted"], stderr
+    assert stderr.startswith(f"benchrun: error: interrupted by SIGXCPU: run {info['run_id']} is recorded as "
+                             "'interrupted' with "), stderr
     assert (info["status"], info["reason"]) == ("interrupted", "interrupted by SIGXCPU")
     assert 0 < info["counts"]["responses"] < n
+
+
+def _cpu_seconds(pid: int) -> float:
+    """The CPU time (user and system) process `pid` has used, from /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 @pytest.mark.skipif(shutil.which("sbatch") is None, reason="no Slurm here: `.ci/slurm-up` starts a single-node cluster")
