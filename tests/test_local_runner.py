@@ -318,30 +318,41 @@ def with_answers(out: Path, proc: subprocess.Popen, n: int) -> Path:
     pytest.fail(f"no {n} answers within 300 s")
 
 
-@pytest.mark.parametrize("sig", [signal.SIGSEGV, signal.SIGKILL])
-def test_an_engine_that_dies_mid_run_is_recorded_and_resumed_to_the_same_records(full_run, tmp_path, sig):
-    """The engine's process killed (a crash in llama.cpp, the out-of-memory killer) after 3 answers: the run says
-    what died, with which signal, is recorded as interrupted, and resume finishes it with the records an
-    uninterrupted run has."""
+def test_an_engine_that_dies_mid_run_and_mid_resume_is_recorded_and_resumed_to_the_same_records(full_run, tmp_path):
+    """The engine's process killed after 3 answers of the run (SIGSEGV: a crash in llama.cpp), then after 2 more of
+    its resume (SIGKILL: the out-of-memory killer): each time the run says what died, with which signal, and is
+    recorded as interrupted; a last resume finishes it with the records an uninterrupted run has."""
     out = tmp_path / "outputs"
-    proc = subprocess.Popen([sys.executable, "-m", "benchrun", "runner=local", ONE_THREAD, f"outputs={out}", "cache=false"],
-                            cwd=tmp_path, env=child_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    run_dir = with_answers(out, proc, 3)
-    os.kill(engine_of(proc.pid), sig)
-    _, stderr = proc.communicate(timeout=120)
-    info = json.loads((run_dir / "run.json").read_text())
-    done, asked = info["counts"]["responses"], re.fullmatch(r".* while answering sample '(.+)'", info["reason"])
-    reason = f"the embedded engine (llama.cpp) died of {sig.name} (signal {sig.value}) while answering sample "
-    assert info["status"] == "interrupted" and 3 <= done < 18 and info["reason"] == f"{reason}'{asked[1]}'"
-    assert proc.returncode == EXIT["runner"]
-    assert stderr == (f"benchrun: error: {info['reason']}; run {info['run_id']} is recorded as 'interrupted' with "
-                      f"{done} of 18 samples in {run_dir}; finish it with: benchrun-audit resume {run_dir}\n")
+    run = subprocess.Popen([sys.executable, "-m", "benchrun", "runner=local", ONE_THREAD, f"outputs={out}",
+                            "cache=false"], cwd=tmp_path, env=child_env(), stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True)
+    run_dir = with_answers(out, run, 3)
+    done = engine_killed(run, run_dir, signal.SIGSEGV, 3)
+    resume = subprocess.Popen([sys.executable, "-m", "benchrun.audit", "resume", str(run_dir)], cwd=tmp_path,
+                              env=child_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    with_answers(out, resume, done + 2)
+    engine_killed(resume, run_dir, signal.SIGKILL, done + 2)
     resumed = run_benchrun("resume", str(run_dir), cwd=tmp_path, module="benchrun.audit", timeout=300)
     assert resumed.returncode == EXIT["ok"], resumed.stderr
     assert texts(run_dir) == texts(full_run)
     scores = {(s["id"], s["scorer"]): s["metrics"] for s in read_jsonl(run_dir / "scores.jsonl")}
     assert scores == {(s["id"], s["scorer"]): s["metrics"] for s in read_jsonl(full_run / "scores.jsonl")}
     assert run_benchrun("verify", str(run_dir), cwd=tmp_path, module="benchrun.audit").returncode == EXIT["ok"]
+
+
+def engine_killed(proc: subprocess.Popen, run_dir: Path, sig: signal.Signals, at_least: int) -> int:
+    """Kill the engine `proc` started with `sig`; check that `proc` said so in its line and recorded the run
+    interrupted with at least `at_least` of its 18 samples; how many it recorded."""
+    os.kill(engine_of(proc.pid), sig)
+    _, stderr = proc.communicate(timeout=120)
+    info = json.loads((run_dir / "run.json").read_text())
+    done, asked = info["counts"]["responses"], re.fullmatch(r".* while answering sample '(.+)'", info["reason"])
+    reason = f"the embedded engine (llama.cpp) died of {sig.name} (signal {sig.value}) while answering sample "
+    assert info["status"] == "interrupted" and at_least <= done < 18 and info["reason"] == f"{reason}'{asked[1]}'"
+    assert proc.returncode == EXIT["runner"]
+    assert stderr == (f"benchrun: error: {info['reason']}; run {info['run_id']} is recorded as 'interrupted' with "
+                      f"{done} of 18 samples in {run_dir}; finish it with: benchrun-audit resume {run_dir}\n")
+    return done
 
 
 def test_a_gguf_file_cut_short_fails_the_run_in_one_line(tmp_path):
