@@ -1,0 +1,45 @@
+"""Hostile input, fortieth pass, the archive and audit side (what the thirty-ninth left, then a fresh pass): the cases
+it found bad, each with the rule it now obeys.
+
+What the thirty-ninth pass left:
+
+1. a run folder whose run.json rclone is still copying in (`run.json.Ab12Cd34.partial` in its place, its default
+   `--partial-suffix`), or the Nextcloud or ownCloud desktop client is downloading (`.run.json.~1f3a`), and a run
+   whose run.json is a virtual file of theirs (`run.json.nextcloud`, `run.json.owncloud`: kept on the server): not
+   listed by `list` at all; said as rsync's and iCloud Drive's are, a row `unreadable` naming the tool, and so
+   wherever a missing file of a run is said (a seal.json rclone is copying in) (`core.filebytes.kept_elsewhere`)
+"""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.helpers.auditcli import audit
+from tests.helpers.p40_archive import stood_in
+
+COPY = "let it finish (or copy it again, if it was stopped), then try again"
+SERVER = "not on this disk: download it (open it, or make its folder 'Always available locally'), then try again"
+
+# -- what the thirty-ninth pass left -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("stand_in", "said"), [
+    ("run.json.Ab12Cd34.partial", f"rclone is copying it here (run.json.Ab12Cd34.partial in its place, what it copied "
+                                  f"so far): {COPY}"),
+    (".run.json.~1f3a", "Nextcloud (or ownCloud) is copying it here now (.run.json.~1f3a in its place): let it finish, "
+                        "then try again"),
+    ("run.json.nextcloud", f"Nextcloud keeps it on its server (run.json.nextcloud in its place), {SERVER}"),
+    ("run.json.owncloud", f"ownCloud keeps it on its server (run.json.owncloud in its place), {SERVER}")])
+def test_a_run_json_another_tool_brings_in_or_keeps_elsewhere_is_listed_as_such(tmp_path, stand_in, said):
+    run_dir = stood_in(tmp_path / "r", "run.json", stand_in)
+    listed = json.loads(audit(tmp_path, "list", str(tmp_path), "--json").stdout)
+    assert [(entry["path"], entry["status"], entry["reason"]) for entry in listed] == [
+        (str(run_dir), "unreadable", f"in '{run_dir}': run.json: {said}")]
+
+
+def test_a_seal_rclone_is_copying_in_is_said_to_be(tmp_path):
+    stood_in(tmp_path / "r", "seal.json", "seal.json.Zq09aB7x.partial")
+    failed = [line for line in audit(tmp_path, "verify", "r").stdout.splitlines() if line.startswith("FAIL")]
+    assert failed[0].endswith(
+        f": rclone is copying it here (seal.json.Zq09aB7x.partial in its place, what it copied so far): {COPY}")
