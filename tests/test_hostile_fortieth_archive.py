@@ -8,6 +8,10 @@ What the thirty-ninth pass left:
    whose run.json is a virtual file of theirs (`run.json.nextcloud`, `run.json.owncloud`: kept on the server): not
    listed by `list` at all; said as rsync's and iCloud Drive's are, a row `unreadable` naming the tool, and so
    wherever a missing file of a run is said (a seal.json rclone is copying in) (`core.filebytes.kept_elsewhere`)
+2. a run whose wall clock was stepped back in a session that was then killed (SIGKILL): its writer noted the step
+   only as it ended, so nothing said it, and the run's span, read without it, bounds less time than its monotonic
+   clock measured. The records give no wall clock reading to tell it by afterwards (resume and verify cannot); the writer now notes a step in run.json's history as soon as it records an answer after it, and
+   only how much further the clock went at its end (`archive.clockstep.WallWatch.noted`, `archive.writer`)
 """
 from __future__ import annotations
 
@@ -16,7 +20,7 @@ import json
 import pytest
 
 from tests.helpers.auditcli import audit
-from tests.helpers.p40_archive import stood_in
+from tests.helpers.p40_archive import killed_after_a_step, stood_in
 
 COPY = "let it finish (or copy it again, if it was stopped), then try again"
 SERVER = "not on this disk: download it (open it, or make its folder 'Always available locally'), then try again"
@@ -43,3 +47,10 @@ def test_a_seal_rclone_is_copying_in_is_said_to_be(tmp_path):
     failed = [line for line in audit(tmp_path, "verify", "r").stdout.splitlines() if line.startswith("FAIL")]
     assert failed[0].endswith(
         f": rclone is copying it here (seal.json.Zq09aB7x.partial in its place, what it copied so far): {COPY}")
+
+
+def test_a_clock_step_in_a_session_later_killed_is_noted_in_run_json(tmp_path, monkeypatch):
+    run_dir = killed_after_a_step(tmp_path / "r", monkeypatch)
+    info = json.loads((run_dir / "run.json").read_text())
+    assert (info["status"], info["history"], (run_dir / "seal.json").exists()) == (
+        "running", [{"clock_stepped_back_s": 3.0}], False)
