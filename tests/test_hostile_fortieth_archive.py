@@ -12,6 +12,14 @@ What the thirty-ninth pass left:
    only as it ended, so nothing said it, and the run's span, read without it, bounds less time than its monotonic
    clock measured. The records give no wall clock reading to tell it by afterwards (resume and verify cannot); the writer now notes a step in run.json's history as soon as it records an answer after it, and
    only how much further the clock went at its end (`archive.clockstep.WallWatch.noted`, `archive.writer`)
+
+A fresh pass:
+
+3. a machine losing power just after a run ended: its seal, summary.json and run.json were written and synced to
+   the disk, its record files never were (`ext4` and XFS keep appended data in memory for seconds), so a sealed run
+   could come back with its records cut short or NUL bytes at their end: a run said complete whose answers are lost.
+   A record file is synced to the disk as it is closed, before anything that covers it is written
+   (`archive.writer.RecordFile.close`: a run's, a resume's, a retry's, a merge's and a rescore's)
 """
 from __future__ import annotations
 
@@ -20,7 +28,8 @@ import json
 import pytest
 
 from tests.helpers.auditcli import audit
-from tests.helpers.p40_archive import killed_after_a_step, stood_in
+from tests.helpers.archives import synthetic_run
+from tests.helpers.p40_archive import fsynced, killed_after_a_step, stood_in
 
 COPY = "let it finish (or copy it again, if it was stopped), then try again"
 SERVER = "not on this disk: download it (open it, or make its folder 'Always available locally'), then try again"
@@ -54,3 +63,14 @@ def test_a_clock_step_in_a_session_later_killed_is_noted_in_run_json(tmp_path, m
     info = json.loads((run_dir / "run.json").read_text())
     assert (info["status"], info["history"], (run_dir / "seal.json").exists()) == (
         "running", [{"clock_stepped_back_s": 3.0}], False)
+
+
+# -- a fresh pass ------------------------------------------------------------------------------------------------------
+
+
+def test_a_runs_records_reach_the_disk_before_its_seal_is_written(tmp_path, monkeypatch):
+    synced = fsynced(monkeypatch)
+    synthetic_run(tmp_path / "r", [1, 0])
+    sealed = next(number for number, name in enumerate(synced) if name.startswith(".seal."))
+    assert [name for name in synced[:sealed] if not name.startswith(".")] == [
+        "run.lock", "responses.jsonl", "scores.jsonl", "records.sha256"]

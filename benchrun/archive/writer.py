@@ -9,6 +9,7 @@ the same way. Files that are rewritten (run.json, summary.json, the seal) are wr
 from __future__ import annotations
 
 import hashlib
+import os
 import platform
 import uuid
 from contextlib import contextmanager, suppress
@@ -118,7 +119,10 @@ class RecordFile:
         self.lines += data.count(b"\n")
 
     def close(self) -> FileDigest:
+        """Close the file once what it holds is on the disk: a run's seal, written after, never outlives its records
+        (a power cut keeps appends in memory for seconds)."""
         with writing(self.path):
+            os.fsync(self._file.fileno())
             self._file.close()
         return FileDigest(sha256=self._hash.hexdigest(), size=self.size, lines=self.lines)
 

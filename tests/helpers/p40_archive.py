@@ -25,3 +25,15 @@ def killed_after_a_step(root: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     then killed: nothing written after its last answer, run.json as it was then."""
     monkeypatch.setattr(writer.RunWriter, "finish", lambda self, status, reason=None: self.info)
     return clock_stepped(root, monkeypatch, 3.0)
+
+
+def fsynced(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names of the files `os.fsync` is called on from now on, in order (it still syncs them)."""
+    names, sync = [], os.fsync
+
+    def noted(fd: int) -> None:
+        names.append(Path(os.readlink(f"/proc/self/fd/{fd}")).name)
+        sync(fd)
+
+    monkeypatch.setattr(os, "fsync", noted)
+    return names
