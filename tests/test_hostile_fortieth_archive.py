@@ -23,6 +23,11 @@ A fresh pass:
    renamed into place (summary.json, run.json, the seal) had its rename left unsynced, which a power cut may undo
    while it keeps a later one's (a seal over a run.json gone back to `running`): its folder is synced after the
    rename (`archive.atomic`)
+4. a run folder compressed in place (`gzip -r runs/`, as a colleague saving space does; bzip2, xz, zstd alike):
+   `list` passed it over unsaid, verify said `not a run directory (no run.json)`; one whose responses.jsonl alone was
+   compressed, `responses.jsonl: missing (2 lines, 512 bytes when the run finished)`. A missing file of a run with
+   its compressed copy in its place is said to be that, with the command that gives it back, wherever a missing file
+   is said (`core.filebytes.kept_elsewhere`, COMPRESSED)
 """
 from __future__ import annotations
 
@@ -79,3 +84,21 @@ def test_a_runs_records_reach_the_disk_before_its_seal_is_written(tmp_path, monk
     assert [re.sub(r"\.\d+\.[0-9a-f]{12}\.tmp$", "", name) for name in ended] == [
         "responses.jsonl", "scores.jsonl", "records.sha256", ".summary.json", "r", ".run.json", "r", ".seal.json", "r",
         "run.lock"]
+
+
+def test_a_run_compressed_in_place_is_listed_as_such(tmp_path):
+    run_dir = stood_in(tmp_path / "r", "run.json", "run.json.gz")
+    listed = json.loads(audit(tmp_path, "list", str(tmp_path), "--json").stdout)
+    assert [(entry["status"], entry["reason"]) for entry in listed] == [
+        ("unreadable", f"in '{run_dir}': run.json: gzip compressed it (run.json.gz in its place), which benchrun does "
+                       f"not read: decompress it (`gunzip {run_dir}/run.json.gz`), then try again")]
+
+
+def test_a_record_file_compressed_in_place_is_said_to_be_by_verify(tmp_path):
+    run_dir = stood_in(tmp_path / "my runs", "responses.jsonl", "responses.jsonl.zst")
+    done = audit(tmp_path, "verify", str(run_dir))
+    assert [line for line in done.stdout.splitlines() if line.startswith("FAIL")] == [
+        "FAIL  responses.jsonl: missing (2 lines, 512 bytes when the run finished): zstd compressed it "
+        f"(responses.jsonl.zst in its place), which benchrun does not read: decompress it (`unzstd '{run_dir}/"
+        "responses.jsonl.zst'`), then try again"]
+    assert done.returncode == 1

@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO, Iterator
 
+from benchrun.core.advice import shell_command
 from benchrun.core.errors import BenchrunError, TaskError, reading
 
 MAX_FILE_BYTES = 256 * 2**20
@@ -52,6 +53,9 @@ PLACEHOLDERS = {"iCloud Drive": (".{}.icloud", "in the cloud", "`brctl download 
 """What a tool keeping files off this disk leaves in a file's place (`{}` its name), where it keeps it and how to bring
 it back (`{}` its path): iCloud Drive's "Optimise Mac Storage", the virtual files of Nextcloud's and ownCloud's
 clients."""
+COMPRESSED = {"gzip": (".gz", "gunzip"), "bzip2": (".bz2", "bunzip2"), "xz": (".xz", "unxz"), "zstd": (".zst", "unzstd")}
+"""The suffix a compressor gives the file it compressed in place of another (`gzip -r` over an archive), by tool, and
+the command that gives the file back."""
 SYNCING = {"Syncthing": (r"\.syncthing\.{}\.tmp", r"~syncthing~{}\.tmp"), "Resilio Sync": (r"{}\.!sync",),
            "Nextcloud (or ownCloud)": (r"\.{}\.~[0-9a-f]{{1,8}}",)}
 """The names a sync tool gives a file while it brings it in, by tool, as patterns: `{}` the file's name."""
@@ -66,12 +70,17 @@ def icloud_stub(name: str) -> str:
 
 
 def kept_elsewhere(path: Path) -> str | None:
-    """Where a missing file is and what to do about it: off this disk, a placeholder in its place (PLACEHOLDERS), or
-    being brought in by a sync tool (SYNCING) or a copy (COPYING, rsync's RSYNC_HELD); None for neither."""
+    """Where a missing file is and what to do about it: off this disk, a placeholder in its place (PLACEHOLDERS),
+    compressed (COMPRESSED), or being brought in by a sync tool (SYNCING) or a copy (COPYING, rsync's RSYNC_HELD);
+    None for neither."""
     for tool, (stub, where, how) in PLACEHOLDERS.items():
         if os.path.lexists(path.with_name(stub := stub.format(path.name))):
             return (f"{tool} keeps it {where} ({stub} in its place), not on this disk: download it "
                     f"({how.format(path)}), then try again")
+    for tool, (suffix, undo) in COMPRESSED.items():
+        if os.path.lexists(packed := path.with_name(path.name + suffix)):
+            return (f"{tool} compressed it ({packed.name} in its place), which benchrun does not read: decompress it "
+                    f"(`{shell_command(undo, packed)}`), then try again")
     names = _listed(path.parent)
     for tool, patterns in SYNCING.items():
         if found := _named(names, patterns, path.name):
