@@ -28,6 +28,12 @@ A fresh pass:
    compressed, `responses.jsonl: missing (2 lines, 512 bytes when the run finished)`. A missing file of a run with
    its compressed copy in its place is said to be that, with the command that gives it back, wherever a missing file
    is said (`core.filebytes.kept_elsewhere`, COMPRESSED)
+5. a run folder a sync tool keeps in step between machines, written on two at once (a resume on one, the run on
+   the other): the tool keeps one version of a file and puts the other aside, a conflict copy beside it
+   (`responses.sync-conflict-20261207-101010-ABCDEFG.jsonl`, Syncthing's; `run (gpu2's conflicted copy
+   2026-12-07).json`, Dropbox's; `run_conflict-20261207-101010.json`, ownCloud's): verify said the run intact, and
+   the other version, answers the run lacks among them, was left unsaid. Each conflict copy of a run's file is said;
+   one holding other bytes than the file fails verify (`audit.conflictcopies`)
 """
 from __future__ import annotations
 
@@ -38,7 +44,7 @@ import pytest
 
 from tests.helpers.archives import synthetic_run
 from tests.helpers.auditcli import audit
-from tests.helpers.p40_archive import fsynced, killed_after_a_step, stood_in
+from tests.helpers.p40_archive import conflict_copy, fsynced, killed_after_a_step, stood_in
 
 COPY = "let it finish (or copy it again, if it was stopped), then try again"
 SERVER = "not on this disk: download it (open it, or make its folder 'Always available locally'), then try again"
@@ -102,3 +108,28 @@ def test_a_record_file_compressed_in_place_is_said_to_be_by_verify(tmp_path):
         f"(responses.jsonl.zst in its place), which benchrun does not read: decompress it (`unzstd '{run_dir}/"
         "responses.jsonl.zst'`), then try again"]
     assert done.returncode == 1
+
+
+TWO_MACHINES = "(the run's folder was written on two machines at once)"
+
+
+def test_a_conflict_copy_of_a_runs_file_holding_another_version_fails_verify(tmp_path):
+    run_dir = synthetic_run(tmp_path / "r", [1, 0])
+    copy = "responses.sync-conflict-20261207-101010-ABCDEFG.jsonl"
+    conflict_copy(run_dir, "responses.jsonl", copy, b'{"id": "t:a=2"}\n')
+    done = audit(tmp_path, "verify", "r")
+    assert [line for line in done.stdout.splitlines() if "conflict copy of" in line] == [
+        f"FAIL  {copy}: Syncthing's conflict copy of responses.jsonl {TWO_MACHINES}: another version of "
+        "responses.jsonl, which no digest of the run covers (it may hold answers the run lacks): compare the two, and "
+        "keep one"]
+    assert done.returncode == 1
+
+
+def test_a_conflict_copy_of_a_runs_file_holding_its_bytes_is_said(tmp_path):
+    run_dir = synthetic_run(tmp_path / "r", [1, 0])
+    conflict_copy(run_dir, "run.json", "run (gpu2's conflicted copy 2026-12-07).json")
+    done = audit(tmp_path, "verify", "r")
+    assert [line for line in done.stdout.splitlines() if "conflict copy of" in line] == [
+        f"ok    run (gpu2's conflicted copy 2026-12-07).json: Dropbox (or Nextcloud)'s conflict copy of run.json "
+        f"{TWO_MACHINES}: the same bytes as run.json; remove it"]
+    assert done.returncode == 0

@@ -37,3 +37,8 @@ def fsynced(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
     monkeypatch.setattr(os, "fsync", noted)
     return names
+
+
+def conflict_copy(run_dir: Path, name: str, copy: str, more: bytes = b"") -> None:
+    """A sync tool's conflict copy `copy` of the run's file `name` beside it: its bytes, and `more` after them."""
+    (run_dir / copy).write_bytes((run_dir / name).read_bytes() + more)
