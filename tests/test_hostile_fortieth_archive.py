@@ -34,10 +34,17 @@ A fresh pass:
    2026-12-07).json`, Dropbox's; `run_conflict-20261207-101010.json`, ownCloud's): verify said the run intact, and
    the other version, answers the run lacks among them, was left unsaid. Each conflict copy of a run's file is said;
    one holding other bytes than the file fails verify (`audit.conflictcopies`)
+6. a record file cut short part way through a line (a copy stopped in it: `rsync -P`, whose `--partial` keeps what
+   came under the file's own name; a `cp` onto a full disk): verify said `line 2 is not the line written`, as of a
+   line changed by hand, where one cut at a line's end is said `truncated: 1 line of 2 written missing after line
+   1`. A record file that ends part way through its last line, which alone differs, is said to be truncated there,
+   with the lines missing after it (`archive.ledger.check_file`); one whose end is NUL bytes is still said to be
+   what a crash leaves
 """
 from __future__ import annotations
 
 import json
+import os
 import re
 
 import pytest
@@ -133,3 +140,14 @@ def test_a_conflict_copy_of_a_runs_file_holding_its_bytes_is_said(tmp_path):
         f"ok    run (gpu2's conflicted copy 2026-12-07).json: Dropbox (or Nextcloud)'s conflict copy of run.json "
         f"{TWO_MACHINES}: the same bytes as run.json; remove it"]
     assert done.returncode == 0
+
+
+@pytest.mark.parametrize(("size", "said"), [
+    (300, "truncated: it ends part way through line 2"),
+    (100, "truncated: it ends part way through line 1, 1 line of 2 written missing after it")])
+def test_a_record_file_cut_short_part_way_through_a_line_is_said_to_be_truncated(tmp_path, size, said):
+    run_dir = synthetic_run(tmp_path / "r", [1, 0])
+    os.truncate(run_dir / "responses.jsonl", size)  # of 512 bytes, 256 a line
+    done = audit(tmp_path, "verify", "r")
+    assert [line for line in done.stdout.splitlines() if line.startswith("FAIL")] == [f"FAIL  responses.jsonl: {said}"]
+    assert done.returncode == 1
