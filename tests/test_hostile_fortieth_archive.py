@@ -10,8 +10,9 @@ What the thirty-ninth pass left:
    wherever a missing file of a run is said (a seal.json rclone is copying in) (`core.filebytes.kept_elsewhere`)
 2. a run whose wall clock was stepped back in a session that was then killed (SIGKILL): its writer noted the step
    only as it ended, so nothing said it, and the run's span, read without it, bounds less time than its monotonic
-   clock measured. The records give no wall clock reading to tell it by afterwards (resume and verify cannot); the writer now notes a step in run.json's history as soon as it records an answer after it, and
-   only how much further the clock went at its end (`archive.clockstep.WallWatch.noted`, `archive.writer`)
+   clock measured. The records give no wall clock reading to tell it by afterwards (resume and verify cannot); the
+   writer now notes a step in run.json's history as soon as it records an answer after it, and only how much further
+   the clock went at its end (`archive.clockstep.WallWatch.noted`, `archive.writer`)
 
 A fresh pass:
 

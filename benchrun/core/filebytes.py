@@ -53,7 +53,8 @@ PLACEHOLDERS = {"iCloud Drive": (".{}.icloud", "in the cloud", "`brctl download 
 """What a tool keeping files off this disk leaves in a file's place (`{}` its name), where it keeps it and how to bring
 it back (`{}` its path): iCloud Drive's "Optimise Mac Storage", the virtual files of Nextcloud's and ownCloud's
 clients."""
-COMPRESSED = {"gzip": (".gz", "gunzip"), "bzip2": (".bz2", "bunzip2"), "xz": (".xz", "unxz"), "zstd": (".zst", "unzstd")}
+COMPRESSED = {"gzip": (".gz", "gunzip"), "bzip2": (".bz2", "bunzip2"), "xz": (".xz", "unxz"),
+              "zstd": (".zst", "unzstd")}
 """The suffix a compressor gives the file it compressed in place of another (`gzip -r` over an archive), by tool, and
 the command that gives the file back."""
 SYNCING = {"Syncthing": (r"\.syncthing\.{}\.tmp", r"~syncthing~{}\.tmp"), "Resilio Sync": (r"{}\.!sync",),
