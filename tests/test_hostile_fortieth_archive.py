@@ -33,8 +33,8 @@ A fresh pass:
    the other): the tool keeps one version of a file and puts the other aside, a conflict copy beside it
    (`responses.sync-conflict-20261207-101010-ABCDEFG.jsonl`, Syncthing's; `run (gpu2's conflicted copy
    2026-12-07).json`, Dropbox's; `run_conflict-20261207-101010.json`, ownCloud's): verify said the run intact, and
-   the other version, answers the run lacks among them, was left unsaid. Each conflict copy of a run's file is said;
-   one holding other bytes than the file fails verify (`audit.conflictcopies`)
+   the other version, answers the run lacks among them, was left unsaid. Each conflict copy of a run's file (or a
+   rescore's) is said; one holding other bytes than the file fails verify (`audit.conflictcopies`)
 6. a record file cut short part way through a line (a copy stopped in it: `rsync -P`, whose `--partial` keeps what
    came under the file's own name; a `cp` onto a full disk): verify said `line 2 is not the line written`, as of a
    line changed by hand, where one cut at a line's end is said `truncated: 1 line of 2 written missing after line
@@ -52,6 +52,7 @@ import pytest
 
 from tests.helpers.archives import synthetic_run
 from tests.helpers.auditcli import audit
+from tests.helpers.p28_archive import rescored
 from tests.helpers.p40_archive import conflict_copy, fsynced, killed_after_a_step, stood_in
 
 COPY = "let it finish (or copy it again, if it was stopped), then try again"
@@ -130,6 +131,17 @@ def test_a_conflict_copy_of_a_runs_file_holding_another_version_fails_verify(tmp
         f"FAIL  {copy}: Syncthing's conflict copy of responses.jsonl {TWO_MACHINES}: another version of "
         "responses.jsonl, which no digest of the run covers (it may hold answers the run lacks): compare the two, and "
         "keep one"]
+    assert done.returncode == 1
+
+
+def test_a_conflict_copy_of_a_rescores_file_fails_verify(tmp_path):
+    rescore_dir = rescored(tmp_path) / "rescores" / "001"
+    conflict_copy(rescore_dir, "scores.jsonl", "scores_conflict-20261207-101010.jsonl", b"\n")
+    done = audit(tmp_path, "verify", str(rescore_dir.parent.parent))
+    assert [line for line in done.stdout.splitlines() if "conflict copy of" in line] == [
+        f"FAIL  rescores/001/scores_conflict-20261207-101010.jsonl: ownCloud's conflict copy of scores.jsonl "
+        f"{TWO_MACHINES}: another version of scores.jsonl, which no digest of the run covers (it may hold answers the "
+        "run lacks): compare the two, and keep one"]
     assert done.returncode == 1
 
 
