@@ -4,9 +4,9 @@ it found bad, each with the rule it now obeys.
 What the thirty-ninth pass left:
 
 1. a run folder whose run.json rclone is still copying in (`run.json.Ab12Cd34.partial` in its place, its default
-   `--partial-suffix`), or the Nextcloud or ownCloud desktop client is downloading (`.run.json.~1f3a`), and a run
-   whose run.json is a virtual file of theirs (`run.json.nextcloud`, `run.json.owncloud`: kept on the server): not
-   listed by `list` at all; said as rsync's and iCloud Drive's are, a row `unreadable` naming the tool, and so
+   `--partial-suffix`), the Nextcloud or ownCloud desktop client is downloading (`.run.json.~1f3a`) or Unison is
+   (`.unison.run.json.6c1f0e2b9a.unison.tmp`), and a run whose run.json is a virtual file of Nextcloud's or
+   ownCloud's (`run.json.nextcloud`, `run.json.owncloud`: kept on the server): not listed by `list` at all; said as rsync's and iCloud Drive's are, a row `unreadable` naming the tool, and so
    wherever a missing file of a run is said (a seal.json rclone is copying in) (`core.filebytes.kept_elsewhere`)
 2. a run whose wall clock was stepped back in a session that was then killed (SIGKILL): its writer noted the step
    only as it ended, so nothing said it, and the run's span, read without it, bounds less time than its monotonic
@@ -66,6 +66,8 @@ SERVER = "not on this disk: download it (open it, or make its folder 'Always ava
                                   f"so far): {COPY}"),
     (".run.json.~1f3a", "Nextcloud (or ownCloud) is copying it here now (.run.json.~1f3a in its place): let it finish, "
                         "then try again"),
+    (".unison.run.json.6c1f0e2b9a.unison.tmp", "Unison is copying it here now (.unison.run.json.6c1f0e2b9a.unison.tmp "
+                                               "in its place): let it finish, then try again"),
     ("run.json.nextcloud", f"Nextcloud keeps it on its server (run.json.nextcloud in its place), {SERVER}"),
     ("run.json.owncloud", f"ownCloud keeps it on its server (run.json.owncloud in its place), {SERVER}")])
 def test_a_run_json_another_tool_brings_in_or_keeps_elsewhere_is_listed_as_such(tmp_path, stand_in, said):

@@ -58,7 +58,7 @@ COMPRESSED = {"gzip": (".gz", "gunzip"), "bzip2": (".bz2", "bunzip2"), "xz": (".
 """The suffix a compressor gives the file it compressed in place of another (`gzip -r` over an archive), by tool, and
 the command that gives the file back."""
 SYNCING = {"Syncthing": (r"\.syncthing\.{}\.tmp", r"~syncthing~{}\.tmp"), "Resilio Sync": (r"{}\.!sync",),
-           "Nextcloud (or ownCloud)": (r"\.{}\.~[0-9a-f]{{1,8}}",)}
+           "Nextcloud (or ownCloud)": (r"\.{}\.~[0-9a-f]{{1,8}}",), "Unison": (r"\.unison\.{}(\..+)?\.unison\.tmp",)}
 """The names a sync tool gives a file while it brings it in, by tool, as patterns: `{}` the file's name."""
 COPYING = {"rsync": r"\.{}\.[A-Za-z0-9]{{6}}", "rclone": r"{}\.[A-Za-z0-9]{{8}}\.partial"}
 """The name a copying tool gives a file while it copies it in, before it renames it (rsync's mkstemp's, rclone's
