@@ -6,8 +6,9 @@ What the thirty-ninth pass left:
 1. a run folder whose run.json rclone is still copying in (`run.json.Ab12Cd34.partial` in its place, its default
    `--partial-suffix`), the Nextcloud or ownCloud desktop client is downloading (`.run.json.~1f3a`) or Unison is
    (`.unison.run.json.6c1f0e2b9a.unison.tmp`), and a run whose run.json is a virtual file of Nextcloud's or
-   ownCloud's (`run.json.nextcloud`, `run.json.owncloud`: kept on the server): not listed by `list` at all; said as rsync's and iCloud Drive's are, a row `unreadable` naming the tool, and so
-   wherever a missing file of a run is said (a seal.json rclone is copying in) (`core.filebytes.kept_elsewhere`)
+   ownCloud's (`run.json.nextcloud`, `run.json.owncloud`: kept on the server): not listed by `list` at all; said
+   as rsync's and iCloud Drive's are, a row `unreadable` naming the tool, and so wherever a missing file of a run is
+   said (a seal.json rclone is copying in) (`core.filebytes.kept_elsewhere`)
 2. a run whose wall clock was stepped back in a session that was then killed (SIGKILL): its writer noted the step
    only as it ended, so nothing said it, and the run's span, read without it, bounds less time than its monotonic
    clock measured. The records give no wall clock reading to tell it by afterwards (resume and verify cannot); the
