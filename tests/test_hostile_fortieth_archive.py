@@ -42,6 +42,12 @@ A fresh pass:
    1`. A record file that ends part way through its last line, which alone differs, is said to be truncated there,
    with the lines missing after it (`archive.ledger.check_file`); one whose end is NUL bytes is still said to be
    what a crash leaves
+7. a run folder a tool copied in part that names no file in the making as the known ones do: a download's
+   `run.json.part` (Firefox, and many download managers) or `run.json.crdownload` (Chrome), an rsync stopped with
+   `--partial-dir=.rsync-partial` (run.json in that folder), or run.json renamed by hand: `list` passed it over
+   unsaid, though it held the run's records and seal. A folder holding no run.json but files only a run's folder
+   holds (records.sha256, responses.jsonl, seal.json, summary.json) is listed `unreadable`, saying so and naming a
+   file there whose name begins with run.json (`archive.arriving.part_copied`)
 """
 from __future__ import annotations
 
@@ -167,3 +173,15 @@ def test_a_record_file_cut_short_part_way_through_a_line_is_said_to_be_truncated
     done = audit(tmp_path, "verify", "r")
     assert [line for line in done.stdout.splitlines() if line.startswith("FAIL")] == [f"FAIL  responses.jsonl: {said}"]
     assert done.returncode == 1
+
+
+@pytest.mark.parametrize(("stand_in", "also"), [
+    ("run.json.crdownload", " (run.json.crdownload is here: its run.json renamed, or half copied)"),
+    (".rsync-partial/run.json", "")])
+def test_a_run_copied_in_part_without_its_run_json_is_listed_as_such(tmp_path, stand_in, also):
+    (tmp_path / "r" / ".rsync-partial").mkdir(parents=True)
+    run_dir = stood_in(tmp_path / "r", "run.json", stand_in)
+    listed = json.loads(audit(tmp_path, "list", str(tmp_path), "--json").stdout)
+    assert [(entry["status"], entry["reason"]) for entry in listed] == [
+        ("unreadable", f"in '{run_dir}': no run.json, though it holds a run's records.sha256, responses.jsonl, "
+                       f"seal.json, summary.json: a copy of the run stopped part way, or still coming{also}")]
