@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 from typing import Iterable
 
-from benchrun.core.filebytes import RSYNC_HELD, kept_elsewhere
+from benchrun.core.filebytes import RSYNC_HELD, kept_elsewhere, names_in
 from benchrun.core.layout import DIGESTS, RESPONSES, RUN, RUN_FILES, SEAL, SUMMARY
 
 RUN_MARKS = (DIGESTS, RESPONSES, SEAL, SUMMARY)
@@ -32,10 +32,7 @@ def part_copied(folder: Path) -> str | None:
     if not (held := [name for name in RUN_MARKS if os.path.lexists(folder / name)]):
         return None
     said = f"no {RUN}, though it holds a run's {', '.join(held)}: a copy of the run stopped part way, or still coming"
-    try:
-        renamed = next((name for name in sorted(os.listdir(folder)) if name.startswith(RUN) and name != RUN), None)
-    except OSError:
-        renamed = None
+    renamed = next((name for name in names_in(folder) if name.startswith(RUN) and name != RUN), None)
     return said if renamed is None else f"{said} ({renamed} is here: its {RUN} renamed, or half copied)"
 
 

@@ -10,6 +10,7 @@ import re
 from pathlib import Path
 
 from benchrun.audit.finding import Finding
+from benchrun.core.filebytes import names_in
 from benchrun.core.layout import JUDGEMENTS, RESCORE_FILE, RESCORES, RUN_FILES, SCORES, number_in
 
 CONFLICTS = {"Syncthing": r"{stem}\.sync-conflict-\d{{8}}-\d{{6}}-[A-Z0-9]{{7}}{ext}",
@@ -24,24 +25,16 @@ RESCORE_FILES = (RESCORE_FILE, SCORES, JUDGEMENTS)
 def conflict_copies(run_dir: Path) -> list[Finding]:
     """Each conflict copy of one of the run's files in `run_dir`, or of a rescore's in its folder: said where it holds
     the file's bytes, failed where it holds others (a version no digest covers, which may hold answers it lacks)."""
-    rescores = [Path(RESCORES, name) for name in _names(run_dir / RESCORES) if number_in(name) is not None]
+    rescores = [Path(RESCORES, name) for name in names_in(run_dir / RESCORES) if number_in(name) is not None]
     return [finding for folder, files in ((Path(), RUN_FILES), *((each, RESCORE_FILES) for each in rescores))
             for finding in _copies(run_dir, folder, files)]
 
 
 def _copies(run_dir: Path, folder: Path, files: tuple[str, ...]) -> list[Finding]:
     """Each conflict copy of one of `files` in the run's `folder`."""
-    names = _names(run_dir / folder)
+    names = names_in(run_dir / folder)
     return [_said(run_dir, folder / name, folder / copy, tool) for name in files for tool, made in _patterns(name)
             for copy in names if made.fullmatch(copy)]
-
-
-def _names(folder: Path) -> list[str]:
-    """The names in `folder`, in order; none where it cannot be listed."""
-    try:
-        return sorted(os.listdir(folder))
-    except OSError:
-        return []
 
 
 def _patterns(name: str) -> list[tuple[str, re.Pattern[str]]]:

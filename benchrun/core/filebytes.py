@@ -65,11 +65,6 @@ COPYING = {"rsync": r"\.{}\.[A-Za-z0-9]{{6}}", "rclone": r"{}\.[A-Za-z0-9]{{8}}\
 `--partial-suffix`), as a pattern: `{}` the file's name."""
 
 
-def icloud_stub(name: str) -> str:
-    """What iCloud Drive leaves in the place of the file `name` it moved to the cloud."""
-    return PLACEHOLDERS["iCloud Drive"][0].format(name)
-
-
 def kept_elsewhere(path: Path) -> str | None:
     """Where a missing file is and what to do about it: off this disk, a placeholder in its place (PLACEHOLDERS),
     compressed (COMPRESSED), or being brought in by a sync tool (SYNCING) or a copy (COPYING, rsync's RSYNC_HELD);
@@ -82,7 +77,7 @@ def kept_elsewhere(path: Path) -> str | None:
         if os.path.lexists(packed := path.with_name(path.name + suffix)):
             return (f"{tool} compressed it ({packed.name} in its place), which benchrun does not read: decompress it "
                     f"(`{shell_command(undo, packed)}`), then try again")
-    names = _listed(path.parent)
+    names = names_in(path.parent)
     for tool, patterns in SYNCING.items():
         if found := _named(names, patterns, path.name):
             return f"{tool} is copying it here now ({found} in its place): let it finish, then try again"
@@ -105,7 +100,7 @@ def _copy(path: Path, names: list[str]) -> tuple[str, str] | None:
                  if (found := _named(names, (pattern,), path.name))), None)
 
 
-def _listed(folder: Path) -> list[str]:
+def names_in(folder: Path) -> list[str]:
     """The names in `folder`, in order; none when it cannot be listed."""
     try:
         return sorted(os.listdir(folder))
