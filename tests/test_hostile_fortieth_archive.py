@@ -46,8 +46,8 @@ A fresh pass:
    `run.json.part` (Firefox, and many download managers) or `run.json.crdownload` (Chrome), an rsync stopped with
    `--partial-dir=.rsync-partial` (run.json in that folder), or run.json renamed by hand: `list` passed it over
    unsaid, though it held the run's records and seal. A folder holding no run.json but files only a run's folder
-   holds (records.sha256, responses.jsonl, seal.json, summary.json) is listed `unreadable`, saying so and naming a
-   file there whose name begins with run.json (`archive.arriving.part_copied`)
+   holds (records.sha256, responses.jsonl, seal.json; a rescore's holds a summary.json too) is listed
+   `unreadable`, saying so and naming a file there whose name begins with run.json (`archive.arriving.part_copied`)
 """
 from __future__ import annotations
 
@@ -184,4 +184,4 @@ def test_a_run_copied_in_part_without_its_run_json_is_listed_as_such(tmp_path, s
     listed = json.loads(audit(tmp_path, "list", str(tmp_path), "--json").stdout)
     assert [(entry["status"], entry["reason"]) for entry in listed] == [
         ("unreadable", f"in '{run_dir}': no run.json, though it holds a run's records.sha256, responses.jsonl, "
-                       f"seal.json, summary.json: a copy of the run stopped part way, or still coming{also}")]
+                       f"seal.json: a copy of the run stopped part way, or still coming{also}")]

@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Iterable
 
 from benchrun.core.filebytes import RSYNC_HELD, kept_elsewhere, names_in
-from benchrun.core.layout import DIGESTS, RESPONSES, RUN, RUN_FILES, SEAL, SUMMARY
+from benchrun.core.layout import DIGESTS, RESPONSES, RUN, RUN_FILES, SEAL
 
-RUN_MARKS = (DIGESTS, RESPONSES, SEAL, SUMMARY)
-"""The files a run's folder alone holds (a rescore's folder holds scores, a Hydra job's a config.yaml)."""
+RUN_MARKS = (DIGESTS, RESPONSES, SEAL)
+"""The files a run's folder alone holds (a rescore's folder holds scores and a summary, a Hydra job's a config.yaml)."""
 
 
 def run_arriving(folder: Path) -> str | None:
