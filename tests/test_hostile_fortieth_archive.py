@@ -42,12 +42,14 @@ A fresh pass:
    1`. A record file that ends part way through its last line, which alone differs, is said to be truncated there,
    with the lines missing after it (`archive.ledger.check_file`); one whose end is NUL bytes is still said to be
    what a crash leaves
-7. a run folder a tool copied in part that names no file in the making as the known ones do: a download's
-   `run.json.part` (Firefox, and many download managers) or `run.json.crdownload` (Chrome), an rsync stopped with
-   `--partial-dir=.rsync-partial` (run.json in that folder), or run.json renamed by hand: `list` passed it over
-   unsaid, though it held the run's records and seal. A folder holding no run.json but files only a run's folder
+7. a run folder a tool copied in part that names no file in the making as the known ones do (an rsync stopped with
+   `--partial-dir=.rsync-partial`, run.json in that folder), or whose run.json was renamed (`run.json.orig`): `list`
+   passed it over unsaid, though it held the run's records and seal. A folder holding no run.json but files only a run's folder
    holds (records.sha256, responses.jsonl, seal.json; a rescore's holds a summary.json too) is listed
    `unreadable`, saying so and naming a file there whose name begins with run.json (`archive.arriving.part_copied`)
+8. a run file a browser is still downloading (`run.json.part`, Firefox's; `responses.jsonl.crdownload`, Chrome's):
+   `list` passed the run over; show said `has no responses.jsonl: its records are gone`. Said as rsync's copy is,
+   `a download is copying it here (...)` (`core.filebytes.COPYING`)
 """
 from __future__ import annotations
 
@@ -175,8 +177,16 @@ def test_a_record_file_cut_short_part_way_through_a_line_is_said_to_be_truncated
     assert done.returncode == 1
 
 
+def test_a_run_file_a_browser_is_downloading_is_said_to_be(tmp_path):
+    stood_in(tmp_path / "r", "responses.jsonl", "responses.jsonl.crdownload")
+    done = audit(tmp_path, "show", "r")
+    assert (done.returncode, done.stderr) == (4, (
+        "benchrun: error: in 'r': run 555555555555 has no responses.jsonl: a download is copying it here "
+        f"(responses.jsonl.crdownload in its place, what it copied so far): {COPY}\n"))
+
+
 @pytest.mark.parametrize(("stand_in", "also"), [
-    ("run.json.crdownload", " (run.json.crdownload is here: its run.json renamed, or half copied)"),
+    ("run.json.orig", " (run.json.orig is here: its run.json renamed, or half copied)"),
     (".rsync-partial/run.json", "")])
 def test_a_run_copied_in_part_without_its_run_json_is_listed_as_such(tmp_path, stand_in, also):
     (tmp_path / "r" / ".rsync-partial").mkdir(parents=True)

@@ -60,9 +60,10 @@ the command that gives the file back."""
 SYNCING = {"Syncthing": (r"\.syncthing\.{}\.tmp", r"~syncthing~{}\.tmp"), "Resilio Sync": (r"{}\.!sync",),
            "Nextcloud (or ownCloud)": (r"\.{}\.~[0-9a-f]{{1,8}}",), "Unison": (r"\.unison\.{}(\..+)?\.unison\.tmp",)}
 """The names a sync tool gives a file while it brings it in, by tool, as patterns: `{}` the file's name."""
-COPYING = {"rsync": r"\.{}\.[A-Za-z0-9]{{6}}", "rclone": r"{}\.[A-Za-z0-9]{{8}}\.partial"}
+COPYING = {"rsync": r"\.{}\.[A-Za-z0-9]{{6}}", "rclone": r"{}\.[A-Za-z0-9]{{8}}\.partial",
+           "a download": r"{}\.(?:part|crdownload)"}
 """The name a copying tool gives a file while it copies it in, before it renames it (rsync's mkstemp's, rclone's
-`--partial-suffix`), as a pattern: `{}` the file's name."""
+`--partial-suffix`, a browser's: Firefox's `.part`, Chrome's `.crdownload`), as a pattern: `{}` the file's name."""
 
 
 def kept_elsewhere(path: Path) -> str | None:
