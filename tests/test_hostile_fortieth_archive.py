@@ -44,8 +44,8 @@ A fresh pass:
    what a crash leaves
 7. a run folder a tool copied in part that names no file in the making as the known ones do (an rsync stopped with
    `--partial-dir=.rsync-partial`, run.json in that folder), or whose run.json was renamed (`run.json.orig`): `list`
-   passed it over unsaid, though it held the run's records and seal. A folder holding no run.json but files only a run's folder
-   holds (records.sha256, responses.jsonl, seal.json; a rescore's holds a summary.json too) is listed
+   passed it over unsaid, though it held the run's records and seal. A folder holding no run.json but files only a
+   run's folder holds (records.sha256, responses.jsonl, seal.json; a rescore's holds a summary.json too) is listed
    `unreadable`, saying so and naming a file there whose name begins with run.json (`archive.arriving.part_copied`)
 8. a run file a browser is still downloading (`run.json.part`, Firefox's; `responses.jsonl.crdownload`, Chrome's):
    `list` passed the run over; show said `has no responses.jsonl: its records are gone`. Said as rsync's copy is,
