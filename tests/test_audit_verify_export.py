@@ -134,7 +134,7 @@ def test_a_truncated_scores_file(copy):
     assert problems(copy) == [Finding(False, "scores.jsonl", "truncated: 5 lines of 45 written missing after line 40",
                                       41)]
     (copy / "scores.jsonl").write_bytes(b"".join(lines)[:-10])
-    assert problems(copy) == [Finding(False, "scores.jsonl", "line 45 is not the line written", 45)]
+    assert problems(copy) == [Finding(False, "scores.jsonl", "truncated: it ends part way through line 45", 45)]
 
 
 @pytest.mark.slow

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from benchrun.archive import ledger, reader, writer
+from benchrun.archive import filedigest, ledger, reader
 from benchrun.archive.jsononce import as_model
 from benchrun.archive.reader import load_run
 from benchrun.audit.verify import verify_run
@@ -172,8 +172,8 @@ def test_verify_hashes_the_manifest_once(tmp_path, monkeypatch):
     a planted file of gigabytes read four times over before it is refused."""
     run_dir = synthetic_run(tmp_path / "k", [1, 0], finish=False)
     hashed, opened = [], []
-    real_hash, real_open = writer._hash_into, reader.regular_file
-    monkeypatch.setattr(writer, "_hash_into",
+    real_hash, real_open = filedigest.hash_into, reader.regular_file
+    monkeypatch.setattr(filedigest, "hash_into",
                         lambda sha, path, *rest: hashed.append(path.name) or real_hash(sha, path, *rest))
     monkeypatch.setattr(reader, "regular_file", lambda path, *rest: opened.append(path.name) or real_open(path, *rest))
     verify_run(load_run(run_dir), tmp_path)
@@ -187,8 +187,8 @@ def test_a_file_grown_past_its_digest_is_changed_unread(tmp_path, monkeypatch):
     written = (run_dir / "summary.json").stat().st_size
     os.truncate(run_dir / "summary.json", 2**30)
     hashed = []
-    real_hash = writer._hash_into
-    monkeypatch.setattr(writer, "_hash_into",
+    real_hash = filedigest.hash_into
+    monkeypatch.setattr(filedigest, "hash_into",
                         lambda sha, path, *rest: hashed.append(path.name) or real_hash(sha, path, *rest))
     problems = [finding.text() for finding in verify_run(load_run(run_dir), tmp_path).problems]
     assert problems == [f"FAIL  summary.json: changed since the run finished: 1,073,741,824 bytes, run.json has "

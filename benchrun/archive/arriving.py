@@ -8,16 +8,32 @@ import os
 from pathlib import Path
 from typing import Iterable
 
-from benchrun.core.filebytes import RSYNC_HELD, kept_elsewhere
-from benchrun.core.layout import RUN, RUN_FILES
+from benchrun.core.filebytes import RSYNC_HELD, kept_elsewhere, names_in
+from benchrun.core.layout import DIGESTS, RESPONSES, RUN, RUN_FILES, SEAL
+
+RUN_MARKS = (DIGESTS, RESPONSES, SEAL)
+"""The files a run's folder alone holds (a rescore's folder holds scores and a summary, a Hydra job's a config.yaml)."""
 
 
 def run_arriving(folder: Path) -> str | None:
     """What is said of `folder`, holding no run.json, when a file of a run is kept elsewhere: run.json's place first
-    (`run.json: iCloud Drive keeps it ...`), else the first other file's; None when none is."""
+    (`run.json: iCloud Drive keeps it ...`), else the first other file's; else when it holds files a run's folder
+    alone holds (`part_copied`); None when neither."""
     if where := kept_elsewhere(folder / RUN):
         return f"{RUN}: {where}"
-    return None if (found := file_arriving(folder)) is None else f"no {RUN} yet, and {found[0]}: {found[1]}"
+    if (found := file_arriving(folder)) is not None:
+        return f"no {RUN} yet, and {found[0]}: {found[1]}"
+    return part_copied(folder)
+
+
+def part_copied(folder: Path) -> str | None:
+    """What is said of `folder`, holding no run.json, that holds files a run's folder alone holds (RUN_MARKS): a run
+    copied in part by a tool that names none of its files in the making, or its run.json renamed; None when none."""
+    if not (held := [name for name in RUN_MARKS if os.path.lexists(folder / name)]):
+        return None
+    said = f"no {RUN}, though it holds a run's {', '.join(held)}: a copy of the run stopped part way, or still coming"
+    renamed = next((name for name in names_in(folder) if name.startswith(RUN) and name != RUN), None)
+    return said if renamed is None else f"{said} ({renamed} is here: its {RUN} renamed, or half copied)"
 
 
 def file_arriving(folder: Path) -> tuple[str, str] | None:

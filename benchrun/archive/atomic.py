@@ -1,5 +1,6 @@
-"""Files rewritten whole or not at all: each through a temporary file beside it, synced and renamed over it, and
-the temporary files that a writer killed mid-write left, removed by the next write of the same file."""
+"""Files rewritten whole or not at all: each through a temporary file beside it, synced and renamed over it (the
+rename synced too), and the temporary files that a writer killed mid-write left, removed by the next write of the
+same file."""
 
 from __future__ import annotations
 
@@ -105,9 +106,22 @@ def _replaced(path: Path, mode: str, into: bool, ready: Callable[[], None] | Non
                     if ready is not None:
                         ready()
                     os.replace(*names, src_dir_fd=folder, dst_dir_fd=folder)
+                    _sync_folder(path, folder)
             finally:
                 with suppress(FileNotFoundError):
                     os.unlink(names[0], dir_fd=folder)
+
+
+def _sync_folder(path: Path, folder: int | None) -> None:
+    """The rename of a file into `path` put on the disk (its folder, `folder` where given, synced), so that a power
+    cut cannot undo it and keep a later one (a seal without the run.json it covers); left so where the folder cannot
+    be synced (a file system that syncs no folder)."""
+    with suppress(OSError):
+        fd = os.open(path.parent if folder is None else ".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC, dir_fd=folder)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
 
 @contextmanager

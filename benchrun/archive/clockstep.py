@@ -1,6 +1,7 @@
 """A wall clock stepped back while a session of a run was written (NTP, a virtual machine restored): how its writer
-tells, by the monotonic clock beside it, and how run.json's history says how far, so that the run's span (started_at
-to ended_at, the wall clock's) is read with it as bounding the times its monotonic clock measured."""
+tells, by the monotonic clock beside it, and how run.json's history says how far (as soon as an answer is recorded
+after it, so that a session killed later has said it), so that the run's span (started_at to ended_at, the wall
+clock's) is read with it as bounding the times its monotonic clock measured."""
 
 from __future__ import annotations
 
@@ -22,6 +23,8 @@ class WallWatch:
 
     def __init__(self, wall: str):
         self._wall, self._since = moment_at(wall), monotonic()
+        self._said = 0.0
+        """How far the entries `noted` made so far said the wall clock went back."""
 
     def behind(self, ended: str) -> float | None:
         """How far the wall clock went back (its reading `ended` now behind the monotonic clock), when more than
@@ -29,9 +32,13 @@ class WallWatch:
         behind = monotonic() - self._since - (moment_at(ended) - self._wall).total_seconds()
         return round(behind, 6) if behind > CLOCKS_APART_S else None
 
-    def noted(self, history: tuple[dict[str, Any], ...], ended: str) -> tuple[dict[str, Any], ...]:
-        """`history`, with an entry saying how far the wall clock went back, if it did (`behind`), at `ended`."""
-        return history if (behind := self.behind(ended)) is None else (*history, {STEPPED_BACK: behind})
+    def noted(self, history: tuple[dict[str, Any], ...], at: str) -> tuple[dict[str, Any], ...]:
+        """`history`, with an entry saying how much further than its entries made so far said the wall clock went
+        back (`behind`), reading `at`; `history` itself when it went no further."""
+        if (behind := self.behind(at)) is None or behind - self._said <= CLOCKS_APART_S:
+            return history
+        further, self._said = round(behind - self._said, 6), behind
+        return (*history, {STEPPED_BACK: further})
 
 
 def stepped_back(history: Sequence[dict[str, Any]]) -> float:

@@ -184,7 +184,7 @@ def check_file(run_dir: Path, name: str, digests: list[str], as_lf: bool = False
     """Each line of `name` (`as_lf`: its CRLF line ends read as LF) against its digest: the first changed line,
     written lines now missing, and the tail. A missing file has no lines; a pipe, a device or a folder in its place
     is never opened, said to be there."""
-    committed, size, changed, present = 0, 0, [], 0
+    committed, size, changed, present, piece = 0, 0, [], 0, None
     path = run_dir / name
     if path.exists() and (kind := not_a_file(path.stat().st_mode)) is not None:
         return Checked(path, 0, 0, len(digests), [], [Mismatch(name, 1, f"{kind} in its place")])
@@ -199,11 +199,15 @@ def check_file(run_dir: Path, name: str, digests: list[str], as_lf: bool = False
     if overlong:
         problems.append(Mismatch(name, overlong, f"line {overlong} is longer than any line benchrun reads whole "
                                                  f"({MAX_HELD_LINE:,} bytes) and no digest covers it"))
-    if changed:
+    why = f": {said}" if changed and (said := stood_in(path)) else ""  # a pointer, a conflict, a crash's NULs
+    if cut := changed == [present] and not piece.ended and not why:  # its last line cut short: a copy stopped in it
+        gone = f", {_lines(len(digests) - present)} of {len(digests)} written missing after it" if present < len(
+            digests) else ""
+        problems.append(Mismatch(name, present, f"truncated: it ends part way through line {present}{gone}"))
+    elif changed:
         also = f" ({len(changed)} lines differ)" if len(changed) > 1 else ""
-        why = "".join(f": {said}" for said in [stood_in(path)] if said)  # a pointer, a conflict, a crash's NULs
         problems.append(Mismatch(name, changed[0], f"line {changed[0]} is not the line written{also}{why}"))
-    if present < len(digests):  # where lines differ, any from there on may be the one missing (deleted, a hole)
+    if present < len(digests) and not cut:
         where = f"from line {changed[0]} on (where the lines begin to differ)" if changed else f"after line {present}"
         problems.append(Mismatch(name, present + 1, f"{'' if changed else 'truncated: '}"
                                                     f"{_lines(len(digests) - present)} of {len(digests)} written "

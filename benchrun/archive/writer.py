@@ -9,8 +9,8 @@ the same way. Files that are rewritten (run.json, summary.json, the seal) are wr
 from __future__ import annotations
 
 import hashlib
+import os
 import platform
-import threading
 import uuid
 from contextlib import contextmanager, suppress
 from datetime import datetime, timezone
@@ -22,6 +22,7 @@ from benchrun.archive.books import Books
 from benchrun.archive.claims import HYDRA_DIR, holds_run, refusal, taken
 from benchrun.archive.clockstep import WallWatch
 from benchrun.archive.dirlock import DirLock, TakenOver, no_link, own_file
+from benchrun.archive.filedigest import file_digest, hash_into
 from benchrun.archive.ledger import digest_lines
 from benchrun.core.errors import ArchiveError, RunDirTaken, WriteFailed, writing
 from benchrun.core.interrupts import INTERRUPTS
@@ -93,27 +94,6 @@ def final_config(run_dir: Path, info: RunInfo) -> dict[str, FileDigest]:
     return {CONFIG: file_digest(run_dir / CONFIG)} if (run_dir / CONFIG).is_file() else {}
 
 
-def file_digest(path: Path, stop: threading.Event | None = None) -> FileDigest:
-    """sha256, size and line count of a file, read in 1 MiB chunks; InterruptedError once `stop` is set (a digest
-    made beside other work that failed: a model file of 60 GB read to the end after its load was refused)."""
-    sha = hashlib.sha256()
-    size, lines = _hash_into(sha, path, stop)
-    return FileDigest(sha256=sha.hexdigest(), size=size, lines=lines)
-
-
-def _hash_into(sha: Any, path: Path, stop: threading.Event | None = None) -> tuple[int, int]:
-    """Feed the file at `path` to `sha` in 1 MiB chunks; its size and line count (see file_digest for `stop`)."""
-    size, lines = 0, 0
-    with open(path, "rb") as handle:
-        while chunk := handle.read(1 << 20):
-            if stop is not None and stop.is_set():
-                raise InterruptedError(f"the digest of {path} was called off")
-            sha.update(chunk)
-            size += len(chunk)
-            lines += chunk.count(b"\n")
-    return size, lines
-
-
 class RecordFile:
     """An append-only file of whole lines that keeps its sha256, size and line count as it grows.
 
@@ -125,7 +105,7 @@ class RecordFile:
         own_file(path)
         with writing(path):
             if not fresh and path.exists():
-                self.size, self.lines = _hash_into(self._hash, path)
+                self.size, self.lines = hash_into(self._hash, path)
             self._file: IO[bytes] = open(path, "wb" if fresh else "ab", buffering=0, opener=no_link)
 
     def append(self, data: bytes) -> None:
@@ -139,7 +119,10 @@ class RecordFile:
         self.lines += data.count(b"\n")
 
     def close(self) -> FileDigest:
+        """Close the file once what it holds is on the disk: a run's seal, written after, never outlives its records
+        (a power cut keeps appends in memory for seconds)."""
         with writing(self.path):
+            os.fsync(self._file.fileno())
             self._file.close()
         return FileDigest(sha256=self._hash.hexdigest(), size=self.size, lines=self.lines)
 
@@ -287,6 +270,9 @@ class RunWriter:
         with INTERRUPTS.held():
             self._commit(RESPONSES, [response.model_dump_json().encode() + b"\n"])
             self._books.response(response)
+            if (history := self._clock.noted(self.info.history, now())) is not self.info.history:  # the clock went
+                self.info = self.info.model_copy(update={"history": history})  # back: said now, lest a kill lose it
+                self._write_info()
 
     def record(self, response: ResponseRecord, scores: list[ScoreRecord],
                judgements: list[JudgementRecord] = ()) -> None:

@@ -33,6 +33,7 @@ from benchrun.archive.trust import (
 from benchrun.archive.writer import file_digest
 from benchrun.archive.writerless import lock_told
 from benchrun.audit import arguments
+from benchrun.audit.conflictcopies import conflict_copies
 from benchrun.audit.digests import check_file, check_manifest, config_twice, locate, run_manifest
 from benchrun.audit.finding import Finding
 from benchrun.audit.heldfiles import held
@@ -82,8 +83,8 @@ def verify_run(run: Run, cwd: PathLike | None = None) -> Verdict:
     kept = RunPass()
     rescores = check_rescores(run, kept)  # a finished rescore's books are kept in the run's one pass, which follows
     own = _own(run, kept)
-    return Verdict(run, (*held(run.path, [*own, *rescores.findings(kept.read)]), *check_lock(run),
-                         *check_sources(run, cwd or Path.cwd())))
+    return Verdict(run, (*held(run.path, [*own, *rescores.findings(kept.read)]), *conflict_copies(run.path),
+                         *check_lock(run), *check_sources(run, cwd or Path.cwd())))
 
 
 def check_lock(run: Run) -> list[Finding]:

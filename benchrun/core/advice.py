@@ -14,7 +14,12 @@ UNDECODED = re.compile("[\udc80-\udcff]")
 def audit_command(command: str, *words: Any) -> str:
     """`benchrun-audit COMMAND WORDS...`, each word quoted as a shell needs it: a run directory holding a space
     (`/tmp/my runs/r1`) was two arguments, a `$` or a `;` in it a variable or a second command."""
-    return " ".join(["benchrun-audit", command, *(_quoted(str(word)) for word in words)])
+    return shell_command("benchrun-audit", command, *words)
+
+
+def shell_command(*words: Any) -> str:
+    """`WORDS...`, each word quoted as a shell needs it (`_quoted`)."""
+    return " ".join(_quoted(str(word)) for word in words)
 
 
 def _quoted(word: str) -> str:

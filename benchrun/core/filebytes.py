@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO, Iterator
 
+from benchrun.core.advice import shell_command
 from benchrun.core.errors import BenchrunError, TaskError, reading
 
 MAX_FILE_BYTES = 256 * 2**20
@@ -46,30 +47,44 @@ def missing_because(path: Path, why: str) -> str:
     return f"missing: {why}" + (f": {where}" if (where := kept_elsewhere(path)) else "")
 
 
-SYNCING = {"Syncthing": (".syncthing.{}.tmp", "~syncthing~{}.tmp"), "Resilio Sync": ("{}.!sync",)}
-"""The names a sync tool gives a file while it copies it in, by tool: `{}` the file's name."""
-
-
-def icloud_stub(name: str) -> str:
-    """What iCloud Drive leaves in the place of the file `name` it moved to the cloud."""
-    return f".{name}.icloud"
+OFFLINE = ("on its server", "open it, or make its folder 'Always available locally'")
+PLACEHOLDERS = {"iCloud Drive": (".{}.icloud", "in the cloud", "`brctl download {}`, or open its folder in Finder"),
+                "Nextcloud": ("{}.nextcloud", *OFFLINE), "ownCloud": ("{}.owncloud", *OFFLINE)}
+"""What a tool keeping files off this disk leaves in a file's place (`{}` its name), where it keeps it and how to bring
+it back (`{}` its path): iCloud Drive's "Optimise Mac Storage", the virtual files of Nextcloud's and ownCloud's
+clients."""
+COMPRESSED = {"gzip": (".gz", "gunzip"), "bzip2": (".bz2", "bunzip2"), "xz": (".xz", "unxz"),
+              "zstd": (".zst", "unzstd")}
+"""The suffix a compressor gives the file it compressed in place of another (`gzip -r` over an archive), by tool, and
+the command that gives the file back."""
+SYNCING = {"Syncthing": (r"\.syncthing\.{}\.tmp", r"~syncthing~{}\.tmp"), "Resilio Sync": (r"{}\.!sync",),
+           "Nextcloud (or ownCloud)": (r"\.{}\.~[0-9a-f]{{1,8}}",), "Unison": (r"\.unison\.{}(\..+)?\.unison\.tmp",)}
+"""The names a sync tool gives a file while it brings it in, by tool, as patterns: `{}` the file's name."""
+COPYING = {"rsync": r"\.{}\.[A-Za-z0-9]{{6}}", "rclone": r"{}\.[A-Za-z0-9]{{8}}\.partial",
+           "a download": r"{}\.(?:part|crdownload)"}
+"""The name a copying tool gives a file while it copies it in, before it renames it (rsync's mkstemp's, rclone's
+`--partial-suffix`, a browser's: Firefox's `.part`, Chrome's `.crdownload`), as a pattern: `{}` the file's name."""
 
 
 def kept_elsewhere(path: Path) -> str | None:
-    """Where a missing file is and what to do about it: in the cloud, iCloud Drive's placeholder `.NAME.icloud` beside
-    where it was (macOS's "Optimise Mac Storage"), or being copied in by a sync tool (SYNCING) or rsync; None for
-    neither."""
-    stub = path.with_name(icloud_stub(path.name))
-    if os.path.lexists(stub):
-        return (f"iCloud Drive keeps it in the cloud ({stub.name} in its place), not on this disk: download it "
-                f"(`brctl download {path}`, or open its folder in Finder), then try again")
-    for tool, names in SYNCING.items():
-        if found := next((name for name in (n.format(path.name) for n in names)
-                          if os.path.lexists(path.with_name(name))), None):
+    """Where a missing file is and what to do about it: off this disk, a placeholder in its place (PLACEHOLDERS),
+    compressed (COMPRESSED), or being brought in by a sync tool (SYNCING) or a copy (COPYING, rsync's RSYNC_HELD);
+    None for neither."""
+    for tool, (stub, where, how) in PLACEHOLDERS.items():
+        if os.path.lexists(path.with_name(stub := stub.format(path.name))):
+            return (f"{tool} keeps it {where} ({stub} in its place), not on this disk: download it "
+                    f"({how.format(path)}), then try again")
+    for tool, (suffix, undo) in COMPRESSED.items():
+        if os.path.lexists(packed := path.with_name(path.name + suffix)):
+            return (f"{tool} compressed it ({packed.name} in its place), which benchrun does not read: decompress it "
+                    f"(`{shell_command(undo, packed)}`), then try again")
+    names = names_in(path.parent)
+    for tool, patterns in SYNCING.items():
+        if found := _named(names, patterns, path.name):
             return f"{tool} is copying it here now ({found} in its place): let it finish, then try again"
-    if found := _rsync_copy(path):
-        return (f"rsync is copying it here ({found}): let it finish (or copy it again, if it was stopped), then try "
-                "again")
+    if found := _copy(path, names):
+        return (f"{found[0]} is copying it here ({found[1]}): let it finish (or copy it again, if it was stopped), "
+                "then try again")
     return None
 
 
@@ -77,18 +92,27 @@ RSYNC_HELD = ".~tmp~"
 """The folder `rsync --delay-updates` holds the files it copied in, until its copy ends and renames them into place."""
 
 
-def _rsync_copy(path: Path) -> str | None:
-    """Where rsync keeps `path` while it copies it in, as said: the file it copies it into before it renames it
-    (`.NAME.` and six letters or digits, its mkstemp's), or the one `--delay-updates` holds (RSYNC_HELD); None when
-    neither is there, or the folder cannot be listed."""
+def _copy(path: Path, names: list[str]) -> tuple[str, str] | None:
+    """The tool copying `path` in and where it keeps it meanwhile, as said: the file it copies it into before it
+    renames it (COPYING), or the one `rsync --delay-updates` holds (RSYNC_HELD); None when neither is there."""
     if os.path.lexists(path.parent / RSYNC_HELD / path.name):
-        return f"{RSYNC_HELD}/{path.name} in its place, held there until the whole copy has come"
-    copying = re.compile(rf"\.{re.escape(path.name)}\.[A-Za-z0-9]{{6}}")
+        return "rsync", f"{RSYNC_HELD}/{path.name} in its place, held there until the whole copy has come"
+    return next(((tool, f"{found} in its place, what it copied so far") for tool, pattern in COPYING.items()
+                 if (found := _named(names, (pattern,), path.name))), None)
+
+
+def names_in(folder: Path) -> list[str]:
+    """The names in `folder`, in order; none when it cannot be listed."""
     try:
-        found = next((name for name in sorted(os.listdir(path.parent)) if copying.fullmatch(name)), None)
+        return sorted(os.listdir(folder))
     except OSError:
-        return None
-    return None if found is None else f"{found} in its place, what it copied so far"
+        return []
+
+
+def _named(names: list[str], patterns: tuple[str, ...], name: str) -> str | None:
+    """The first of `names` that one of `patterns` makes of the file `name`; None when none does."""
+    made = re.compile("|".join(pattern.format(re.escape(name)) for pattern in patterns))
+    return next((each for each in names if made.fullmatch(each)), None)
 
 
 def read_bounded(path: Path, rel: str, error: type[BenchrunError] = TaskError, limit: int | None = MAX_FILE_BYTES,

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 from datetime import datetime, timedelta, timezone
+from itertools import chain, repeat
 from pathlib import Path
 
 import pytest
@@ -36,11 +37,11 @@ def first_files_copied(root: Path) -> Path:
 def clock_stepped(root: Path, monkeypatch: pytest.MonkeyPatch, measured_s: float) -> Path:
     """A run whose two answers took 5 s (its wall time, 5 s), whose wall clock read 2 s from its start to its end:
     stepped back 3 s while it ran, if its writer's monotonic clock measured `measured_s` from its start to its end
-    (its wall clock reads no time between them), or a wall time said of it by a hand, if 0."""
+    (its wall clock reads no time between them; from its first answer on), or a wall time said of it by a hand, if 0."""
     start = datetime(2026, 12, 7, 12, 0, tzinfo=timezone.utc)
     monkeypatch.setattr(archives, "now", lambda: start.isoformat(timespec="microseconds"))
     monkeypatch.setattr(writer, "now", lambda: (start + timedelta(seconds=2)).isoformat(timespec="microseconds"))
-    monkeypatch.setattr(clockstep, "monotonic", iter([100.0, 100.0 + measured_s]).__next__)
+    monkeypatch.setattr(clockstep, "monotonic", chain([100.0], repeat(100.0 + measured_s)).__next__)
     monkeypatch.setattr(archives, "ANSWER_S", 5.0)
     return archives.synthetic_run(root, [1, 0])
 
