@@ -1,52 +1,134 @@
-"""The names the standard library's modules and their classes hold, read and put back: as the scorer process's first
-call found them, which each call starts with (`scorer_worker._Found`), and as the run's process held them before it
-imported a benchmark's file (`compiler.runstate.kept`: a file that set `json.JSONEncoder.key_separator = "="` as it
-was imported had the run write its records so). A call that replaced one for its own work (`time.time = lambda:
-0`, `math.pi = 3`, `ssl._create_default_https_context = ssl._create_unverified_context`,
+"""The names the standard library's modules, the installed libraries' and benchrun's own, and their classes hold,
+read and put back, and the content of the lists, dicts and sets they hold: as the scorer process's first call found
+them, which each call starts with (`scorer_worker._Found`), and as the run's process held them before it imported a
+benchmark's file (`compiler.runstate.kept`: a file that set `json.JSONEncoder.key_separator = "="` as it was imported
+had the run write its records so). A call that replaced one for its own work (`time.time = lambda: 0`, `math.pi = 3`,
+`numpy.pi = 3`, `ssl._create_default_https_context = ssl._create_unverified_context`,
 `json.JSONEncoder.item_separator = ";"`, which the process's own replies were written with, `sys.argv = [...]` to call
-a command's main) or removed one replaced or removed it for every later call; names gained since are kept (a
-package's submodule, imported later)."""
+a command's main), removed one, or registered into a module's table (`sqlite3.register_adapter(float, str)`: every
+later call's floats stored as text; `locale.locale_alias`, `encodings.aliases`, `copy._deepcopy_dispatch`,
+`shutil.register_archive_format`, `email.charset.add_charset`) did so for every later call; names gained since are
+kept (a package's submodule, imported later), and so are the tables of OWN_CONTENT."""
 
 from __future__ import annotations
 
+import codecs
+import os
+import site
 import sys
+import sysconfig
 import types
-from typing import Any, Mapping
+from typing import Any, Mapping, NamedTuple
 
 OWN_RULES = {"builtins": None, "sys": ("path", "meta_path", "path_hooks")}
 """Modules, or names of a module (None: all), put back by their own rules: the builtins (`put_back_names`, which takes
 away names a call added too), sys's lists (`compiler.runstate.SETTINGS`, which puts back what they list)."""
+OWN_CONTENT = {"sys": ("modules", "path_importer_cache", "path", "meta_path", "path_hooks"),
+               "warnings": ("filters", "_onceregistry", "onceregistry"), "_warnings": ("filters", "_onceregistry"),
+               "importlib._bootstrap": ("_module_locks", "_blocking_on"),
+               "threading": ("_active", "_limbo", "_shutdown_locks", "_threading_atexits"), "subprocess": ("_active",),
+               "weakref": ("_registry",), "ctypes": ("_pointer_type_cache", "_c_functype_cache"),
+               "_ctypes": ("_pointer_type_cache",), "logging": ("_handlerList",)}
+"""The tables, by module (a class's by its module), whose content is put back by their own rules (sys's:
+`scorer_worker._put_back_modules`, `compiler.runstate.SETTINGS`; the warnings filters: `warnings.catch_warnings`,
+which tells the interpreter's cache) or is the process's own bookkeeping, never put back: the threads and child
+processes alive, the finalizers (`weakref.finalize._registry`) and logging handlers live, the import locks held,
+ctypes' pointer types made (put back, an object made since would not be of its own type's pointer type)."""
+CONTAINERS = (dict, list, set)
 _GONE = object()
-Held = list[tuple[Any, Mapping[str, Any], dict[str, Any]]]
+Names = list[tuple[Any, Mapping[str, Any], dict[str, Any]]]
 """Each module or class, its names (live), and a copy of them as found."""
 
 
+class Held(NamedTuple):
+    """The names held (`Names`), and each list, dict or set held with a copy of its content as found."""
+    names: Names
+    contents: list[tuple[Any, Any]]
+
+
+INSTALLED = tuple(dict.fromkeys(os.path.join(folder, "") for folder in (
+    sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"], site.getusersitepackages(),
+    os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
+"""The folders of the installed libraries' modules (the environment's and the user's site-packages) and of
+benchrun's own; the benchmark's own modules are in none of them, and what they hold is the scorers' own."""
+
+
 def standard_now() -> Held:
-    """Each standard module imported now and each class it defines, as its names and a copy of them."""
-    found: Held = []
+    """Each standard, installed or benchrun's module imported now and each class it defines, as its names and a copy of
+    them, and the content of each list, dict or set their names hold."""
+    names: Names = []
     for name, module in list(sys.modules.items()):
-        if isinstance(module, types.ModuleType) and name.partition(".")[0] in sys.stdlib_module_names \
-                and (elsewhere := OWN_RULES.get(name, ())) is not None:
-            names = vars(module)
-            found.append((module, names, {key: value for key, value in names.items() if key not in elsewhere}))
-            found += [(cls, vars(cls), dict(vars(cls))) for cls in list(names.values())
+        if _kept(name, module) and (elsewhere := OWN_RULES.get(name, ())) is not None:
+            found = vars(module)
+            names.append((module, found, {key: value for key, value in found.items() if key not in elsewhere}))
+            names += [(cls, vars(cls), dict(vars(cls))) for cls in list(found.values())
                       if isinstance(cls, type) and cls.__module__ == name]
-    return found
+    return Held(names, _contents(names))
+
+
+def _kept(name: str, module: Any) -> bool:
+    """Whether the module `name` is one whose names are put back: a standard module, an installed library's or
+    benchrun's."""
+    if not isinstance(module, types.ModuleType):
+        return False
+    top = name.partition(".")[0]
+    return top in sys.stdlib_module_names or str(getattr(module, "__file__", "")).startswith(INSTALLED)
+
+
+def _contents(names: Names) -> list[tuple[Any, Any]]:
+    """Each list, dict or set the names hold (not Python's own, `__builtins__`, nor OWN_CONTENT), once, with a copy."""
+    found: dict[int, tuple[Any, Any]] = {}
+    for owner, _, was in names:
+        living = OWN_CONTENT.get(getattr(owner, "__module__", None) if isinstance(owner, type) else owner.__name__, ())
+        for name, value in was.items():
+            if isinstance(value, CONTAINERS) and name not in living and not name.startswith("__"):
+                found.setdefault(id(value), (value, value.copy()))
+    return list(found.values())
 
 
 def put_back_standard(found: Held) -> None:
-    """Each module and class of `found` (`standard_now`) holding again each name it held then, the same object."""
-    for owner, names, was in found:
+    """Each module and class of `found` (`standard_now`) holding again each name it held then, the same object, and
+    each list, dict or set holding what it held then; where one did not, codecs' cache is emptied too (a name
+    `encodings.aliases` gave, looked up, stayed cached)."""
+    for owner, names, was in found.names:
         if not _holds(names, was):
             for name, value in was.items():
                 if names.get(name, _GONE) is not value:
                     setattr(owner, name, value)
+    changed = [(now, was) for now, was in found.contents if not _same(now, was)]
+    for now, was in changed:
+        _refill(now, was)
+    if changed:
+        codecs.register(_none)  # unregistering a search function empties the cache (Python 3.10 and later)
+        codecs.unregister(_none)
 
 
 def _holds(names: Mapping[str, Any], was: dict[str, Any]) -> bool:
     """Whether `names` holds all `was` held (by identity, or where a call replaced one by an equal object); False where
-    comparing a replacement raised."""
+    comparing a replacement raised. The same names compared first: a dict's own comparison, ~2 times as fast."""
     try:
-        return was.items() <= names.items()
+        return names == was or was.items() <= names.items()
     except Exception:  # a replacement whose == raises (an array's truth): put back
         return False
+
+
+def _same(now: Any, was: Any) -> bool:
+    """Whether a list, dict or set holds what its copy `was` does; False where comparing raised."""
+    try:
+        return bool(now == was)
+    except Exception:  # an element whose == raises: put back
+        return False
+
+
+def _refill(now: Any, was: Any) -> None:
+    """A list, dict or set holding `was`'s content again, in place (the object its names are bound to)."""
+    if isinstance(now, list):
+        now[:] = was
+    else:
+        now.clear()
+        now.update(was)
+
+
+def _none(name: str) -> None:
+    """A codec search function that finds nothing."""
+    return None

@@ -1,0 +1,24 @@
+"""The fortieth hostile pass of issue 19, the asking side.
+
+1. what a scorer's call registered into a table of the standard library, in place (`sqlite3.register_adapter(float,
+   str)`: every later call's floats stored as text; an encoding's alias in `encodings.aliases`, and the codec it found,
+   which codecs' cache kept; `copy._deepcopy_dispatch`, `urllib.parse.uses_relative`,
+   `shutil.register_archive_format`, `email.charset.add_charset`, `locale.locale_alias`), and a name of an installed
+   library it replaced (`numpy.pi = 3`), reached every later call: each call starts with the lists, dicts and sets
+   the standard library's modules and classes hold as the first call found them, and with the names the installed
+   libraries' and benchrun's modules hold (`core.stdlibnames`)
+2. a class a call registered with an abstract base class (`numbers.Number.register(str)`: every later call's
+   `isinstance("x", numbers.Number)` true) stayed registered, which cannot be taken back: the process ends after such
+   a call (`execute.scorerleft`)
+"""
+
+from __future__ import annotations
+
+from tests.helpers.p38_asking import found_by
+from tests.helpers.p40_asking import REGISTERING
+
+
+def test_what_a_call_registered_in_the_standard_library_s_tables_or_replaced_in_a_library_reaches_no_later_call(
+        tmp_path):
+    names = ("adapter", "alias", "codec", "abc", "copy", "join", "archive", "charset", "locale", "numpy")
+    assert found_by(tmp_path, REGISTERING) == [({f"s.{name}": 0 for name in names}, None)] * 3
