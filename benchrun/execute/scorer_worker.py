@@ -150,8 +150,8 @@ class _Found:
     def put_back(self) -> None:
         """Builtins, decimal context, signal handling (no timer set, the wakeup descriptor as found), logging, asyncio's
         event loop, limits, umask, SETTINGS, what libraries hold, standard descriptors, environment (the time zone it
-        says), working directory and the standard library's names and tables as found; a limit whose hard bound the scorer
-        lowered is put back as far as the process may raise it again."""
+        says), working directory and the standard library's names and tables as found; a limit whose hard bound the
+        scorer lowered is put back as far as the process may raise it again."""
         put_back_names(vars(builtins), self.builtins)
         _put_back_modules(self.modules)
         decimal.setcontext(self.decimal.copy())
