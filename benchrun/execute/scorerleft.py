@@ -9,8 +9,9 @@ to put back), an audit hook, a fork handler or a codec search function added or 
 listed), a class registered with an abstract base class (`numbers.Number.register(str)`: every later call's
 `isinstance(x, numbers.Number)` true of a string; no registration can be taken back). The process ends after such a
 call, its reply sent, and the run starts another for the next sample. The four that cannot be listed are seen by
-wrapping their entry points before the benchmark's modules are imported (`Watch`): what a module does as it is imported (the scorers' modules, a library imported first in a call) is as
-the first call found it, in every process alike."""
+wrapping their entry points before the benchmark's modules are imported (`Watch`): what a module does as it is
+imported (the scorers' modules, a library imported first in a call) is as the first call found it, in every process
+alike."""
 
 from __future__ import annotations
 
