@@ -55,7 +55,8 @@ benchrun's own; the benchmark's own modules are in none of them, and what they h
 
 def standard_now() -> Held:
     """Each standard, installed or benchrun's module imported now and each class it defines, as its names and a copy of
-    them, and the content of each list, dict or set their names hold."""
+    them, and the content of each list, dict or set the standard ones' names hold (an installed library's are its own
+    bookkeeping, as far as benchrun can tell)."""
     names: Names = []
     for name, module in list(sys.modules.items()):
         if _kept(name, module) and (elsewhere := OWN_RULES.get(name, ())) is not None:
@@ -63,7 +64,7 @@ def standard_now() -> Held:
             names.append((module, found, {key: value for key, value in found.items() if key not in elsewhere}))
             names += [(cls, vars(cls), dict(vars(cls))) for cls in list(found.values())
                       if isinstance(cls, type) and cls.__module__ == name]
-    return Held(names, _contents(names))
+    return Held(names, _contents([entry for entry in names if _standard(_module_of(entry[0]))]))
 
 
 def _kept(name: str, module: Any) -> bool:
@@ -71,15 +72,23 @@ def _kept(name: str, module: Any) -> bool:
     benchrun's."""
     if not isinstance(module, types.ModuleType):
         return False
-    top = name.partition(".")[0]
-    return top in sys.stdlib_module_names or str(getattr(module, "__file__", "")).startswith(INSTALLED)
+    return _standard(name) or str(getattr(module, "__file__", "")).startswith(INSTALLED)
+
+
+def _standard(name: str) -> bool:
+    return name.partition(".")[0] in sys.stdlib_module_names
+
+
+def _module_of(owner: Any) -> str:
+    """The name of the module `owner` is, or a class `owner` is defined in."""
+    return owner.__module__ if isinstance(owner, type) else owner.__name__
 
 
 def _contents(names: Names) -> list[tuple[Any, Any]]:
     """Each list, dict or set the names hold (not Python's own, `__builtins__`, nor OWN_CONTENT), once, with a copy."""
     found: dict[int, tuple[Any, Any]] = {}
     for owner, _, was in names:
-        living = OWN_CONTENT.get(getattr(owner, "__module__", None) if isinstance(owner, type) else owner.__name__, ())
+        living = OWN_CONTENT.get(_module_of(owner), ())
         for name, value in was.items():
             if isinstance(value, CONTAINERS) and name not in living and not name.startswith("__"):
                 found.setdefault(id(value), (value, value.copy()))
