@@ -7,7 +7,11 @@
    library it replaced (`numpy.pi = 3`), reached every later call: each call starts with the lists, dicts and sets
    the standard library's modules and classes hold as the first call found them, and with the names the installed
    libraries' and benchrun's modules hold (`core.stdlibnames`)
-2. a class a call registered with an abstract base class (`numbers.Number.register(str)`: every later call's
+2. the attributes of an object a standard module holds, as a call set them (`calendar.setfirstweekday(6)`: every
+   later call's `calendar.monthcalendar` began its weeks on Sunday; `json._default_encoder.sort_keys = True`: every
+   later call's `json.dumps` sorted keys; `reprlib.aRepr.maxstring = 5`), reached every later call: put back as the
+   names of the standard modules are (`core.stdlibnames`)
+3. a class a call registered with an abstract base class (`numbers.Number.register(str)`: every later call's
    `isinstance("x", numbers.Number)` true) stayed registered, which cannot be taken back: the process ends after such
    a call (`execute.scorerleft`)
 """
@@ -20,5 +24,6 @@ from tests.helpers.p40_asking import REGISTERING
 
 def test_what_a_call_registered_in_the_standard_library_s_tables_or_replaced_in_a_library_reaches_no_later_call(
         tmp_path):
-    names = ("adapter", "alias", "codec", "abc", "copy", "join", "archive", "charset", "locale", "numpy")
+    names = ("adapter", "alias", "codec", "abc", "copy", "join", "archive", "charset", "locale", "numpy", "week",
+             "sorted", "repr")
     assert found_by(tmp_path, REGISTERING) == [({f"s.{name}": 0 for name in names}, None)] * 3

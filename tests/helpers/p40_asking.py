@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-REGISTERING = """import codecs
+REGISTERING = """import calendar
+import codecs
 import copy
 import email.charset
 import encodings.aliases
+import json
 import locale
 import numbers
+import reprlib
 import shutil
 import sqlite3
 import urllib.parse
@@ -26,7 +29,9 @@ def s(response, values):
              "copy": int(Odd in copy._deepcopy_dispatch), "join": int(urllib.parse.urljoin("p40://h/a", "b") != "b"),
              "archive": int("p40" in dict(shutil.get_archive_formats())),
              "charset": int("p40" in email.charset.CHARSETS),
-             "locale": int("p40" in locale.locale_alias), "numpy": int(numpy.pi == 3)}
+             "locale": int("p40" in locale.locale_alias), "numpy": int(numpy.pi == 3),
+             "week": calendar.monthcalendar(2026, 2)[0][0], "sorted": int(json.dumps({"b": 1, "a": 2})[2] == "a"),
+             "repr": int(len(reprlib.repr("x" * 100)) != 30)}
     sqlite3.register_adapter(float, str)
     encodings.aliases.aliases["p40"] = "latin_1"
     if values["a"] == 0:
@@ -41,6 +46,9 @@ def s(response, values):
     email.charset.add_charset("p40")
     locale.locale_alias["p40"] = "C"
     numpy.pi = 3
+    calendar.setfirstweekday(calendar.SUNDAY)
+    json._default_encoder.sort_keys = True
+    reprlib.aRepr.maxstring = 5
     return found
 
 
@@ -52,6 +60,8 @@ def _known(name):
 """
 """A scorer saying whether its call found what a call registers into the standard library's tables (an adapter of
 sqlite3, an encoding's alias, a codec found by one, a class registered with an abstract base class, a way to deep-copy
-a class, a URL scheme joined relatively, an archive format, a charset, a locale's alias) or an installed library's name
-replaced (`numpy.pi`); each call registering each, the call of sample a=0 looking a codec up by its new alias (and
-looking it up in later calls), a=1's registering `str` as a number (its process then ends)."""
+a class, a URL scheme joined relatively, an archive format, a charset, a locale's alias), an installed library's name
+replaced (`numpy.pi`), or an object a standard module holds changed (the first day of `calendar`'s weeks, whether
+`json.dumps` sorts keys, how long a string `reprlib.repr` shows); each call changing each, the call of sample a=0
+looking a codec up by its new alias (and later calls looking it up), a=1's registering `str` as a number (its process
+then ends)."""
