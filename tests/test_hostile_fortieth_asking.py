@@ -11,7 +11,10 @@
    later call's `calendar.monthcalendar` began its weeks on Sunday; `json._default_encoder.sort_keys = True`: every
    later call's `json.dumps` sorted keys; `reprlib.aRepr.maxstring = 5`), reached every later call: put back as the
    names of the standard modules are (`core.stdlibnames`)
-3. a class a call registered with an abstract base class (`numbers.Number.register(str)`: every later call's
+3. the tracing of memory allocations a call started (`tracemalloc.start(25)`) went on in every later call, each slowed
+   several times over (past its time limit: another sample's error): put back as the interpreter's other settings are
+   (`compiler.runstate.SETTINGS`), in the run's process too
+4. a class a call registered with an abstract base class (`numbers.Number.register(str)`: every later call's
    `isinstance("x", numbers.Number)` true) stayed registered, which cannot be taken back: the process ends after such
    a call (`execute.scorerleft`)
 """
@@ -25,5 +28,5 @@ from tests.helpers.p40_asking import REGISTERING
 def test_what_a_call_registered_in_the_standard_library_s_tables_or_replaced_in_a_library_reaches_no_later_call(
         tmp_path):
     names = ("adapter", "alias", "codec", "abc", "copy", "join", "archive", "charset", "locale", "numpy", "week",
-             "sorted", "repr")
+             "sorted", "repr", "tracing")
     assert found_by(tmp_path, REGISTERING) == [({f"s.{name}": 0 for name in names}, None)] * 3

@@ -13,6 +13,7 @@ import numbers
 import reprlib
 import shutil
 import sqlite3
+import tracemalloc
 import urllib.parse
 
 import numpy
@@ -31,7 +32,7 @@ def s(response, values):
              "charset": int("p40" in email.charset.CHARSETS),
              "locale": int("p40" in locale.locale_alias), "numpy": int(numpy.pi == 3),
              "week": calendar.monthcalendar(2026, 2)[0][0], "sorted": int(json.dumps({"b": 1, "a": 2})[2] == "a"),
-             "repr": int(len(reprlib.repr("x" * 100)) != 30)}
+             "repr": int(len(reprlib.repr("x" * 100)) != 30), "tracing": int(tracemalloc.is_tracing())}
     sqlite3.register_adapter(float, str)
     encodings.aliases.aliases["p40"] = "latin_1"
     if values["a"] == 0:
@@ -49,6 +50,7 @@ def s(response, values):
     calendar.setfirstweekday(calendar.SUNDAY)
     json._default_encoder.sort_keys = True
     reprlib.aRepr.maxstring = 5
+    tracemalloc.start(25)
     return found
 
 
@@ -62,6 +64,6 @@ def _known(name):
 sqlite3, an encoding's alias, a codec found by one, a class registered with an abstract base class, a way to deep-copy
 a class, a URL scheme joined relatively, an archive format, a charset, a locale's alias), an installed library's name
 replaced (`numpy.pi`), or an object a standard module holds changed (the first day of `calendar`'s weeks, whether
-`json.dumps` sorts keys, how long a string `reprlib.repr` shows); each call changing each, the call of sample a=0
-looking a codec up by its new alias (and later calls looking it up), a=1's registering `str` as a number (its process
-then ends)."""
+`json.dumps` sorts keys, how long a string `reprlib.repr` shows), or memory allocations traced; each call changing
+each, the call of sample a=0 looking a codec up by its new alias (and later calls looking it up), a=1's registering
+`str` as a number (its process then ends)."""
