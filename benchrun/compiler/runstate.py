@@ -92,8 +92,9 @@ call's cycles left then kept for good) or its debugging (`gc.set_debug(gc.DEBUG_
 kept), the tracing of memory allocations (`tracemalloc.start(25)`: every later call's allocations traced, its work
 slowed several times over), a recursion limit or a bound on the digits of an int (`sys.setrecursionlimit(200)`,
 `sys.set_int_max_str_digits(640)`: their own work a RecursionError, a ValueError), the module search path
-(`sys.path.append`, or `sys.path` bound to another value) and the import system's finders and path hooks (`sys.meta_path.insert(0, finder)`: a later call's imports went through it), the CPUs the process may run
-on (`os.sched_setaffinity(0, {0})`, where the system has it), the standard streams (`sys.stdin = io.StringIO(...)`:
+(`sys.path.append`, or `sys.path` bound to another value) and the import system's finders and path hooks
+(`sys.meta_path.insert(0, finder)`: a later call's imports went through it), the CPUs the process may run on
+(`os.sched_setaffinity(0, {0})`, where the system has it), the standard streams (`sys.stdin = io.StringIO(...)`:
 their `input()` read what an earlier call left there, where it reads nothing), and how stdout and stderr encode
 (`sys.stdout.reconfigure(encoding="ascii")`: the same object, so a later call's `print("café")` raised
 UnicodeEncodeError), the folder of temporary files (`tempfile.tempdir = "/gone"`: their `mkstemp` failed) and the
