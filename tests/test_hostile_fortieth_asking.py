@@ -14,15 +14,23 @@
 3. the tracing of memory allocations a call started (`tracemalloc.start(25)`) went on in every later call, each slowed
    several times over (past its time limit: another sample's error): put back as the interpreter's other settings are
    (`compiler.runstate.SETTINGS`), in the run's process too
-4. a class a call registered with an abstract base class (`numbers.Number.register(str)`: every later call's
+4. a benchmark's custom_scorer.py that registered a sqlite3 adapter of strings as it was imported (in the run's own
+   process, to compile) had the run write the user's response cache through it: every row and its schema version
+   'p40:2', so every later run of any benchmark was refused ("has schema version 'p40:2', not 2 (another version of
+   benchrun made it)"); one that set `json._default_encoder.indent = 1` had the run write its calls to the scorer
+   process over several lines: that process ended in a traceback, every user score lost (`completed_with_errors`):
+   the standard library's tables and objects are put back after the import (`compiler.runstate.kept`, by
+   `core.stdlibnames`)
+5. a class a call registered with an abstract base class (`numbers.Number.register(str)`: every later call's
    `isinstance("x", numbers.Number)` true) stayed registered, which cannot be taken back: the process ends after such
    a call (`execute.scorerleft`)
 """
 
 from __future__ import annotations
 
+from benchrun.core.errors import EXIT
 from tests.helpers.p38_asking import found_by
-from tests.helpers.p40_asking import REGISTERING
+from tests.helpers.p40_asking import REGISTERING, run_after_import_changing
 
 
 def test_what_a_call_registered_in_the_standard_library_s_tables_or_replaced_in_a_library_reaches_no_later_call(
@@ -30,3 +38,8 @@ def test_what_a_call_registered_in_the_standard_library_s_tables_or_replaced_in_
     names = ("adapter", "alias", "codec", "abc", "copy", "join", "archive", "charset", "locale", "numpy", "week",
              "sorted", "repr", "tracing")
     assert found_by(tmp_path, REGISTERING) == [({f"s.{name}": 0 for name in names}, None)] * 3
+
+
+def test_what_a_benchmark_s_file_changed_in_the_standard_library_as_it_was_imported_reaches_neither_cache_nor_scorers(
+        tmp_path):
+    assert run_after_import_changing(tmp_path) == (EXIT["ok"], "", "completed", [({"s.ok": 1}, None)] * 2, ["2", 64])

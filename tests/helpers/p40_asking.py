@@ -2,6 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from benchrun.testing.lab import Lab
+from tests.helpers.wire import records
+
 REGISTERING = """import calendar
 import codecs
 import copy
@@ -67,3 +76,30 @@ replaced (`numpy.pi`), or an object a standard module holds changed (the first d
 `json.dumps` sorts keys, how long a string `reprlib.repr` shows), or memory allocations traced; each call changing
 each, the call of sample a=0 looking a codec up by its new alias (and later calls looking it up), a=1's registering
 `str` as a number (its process then ends)."""
+
+
+IMPORT_CHANGING = """import json
+import sqlite3
+
+sqlite3.register_adapter(str, lambda text: "p40:" + text)
+json._default_encoder.indent = 1
+
+
+def s(response, values):
+    return {"ok": 1}
+"""
+"""A custom_scorer.py that, as it is imported, has sqlite3 store every string it is given otherwise and `json.dumps`
+write a value over several lines."""
+
+
+def run_after_import_changing(tmp_path: Path) -> tuple[int, str, str, list[Any], list[Any]]:
+    """(exit code, stderr, status, what scorer `s` gave each of 2 samples, the response cache's schema version and
+    first key) of a cached run of a benchmark whose custom_scorer.py is IMPORT_CHANGING."""
+    with Lab(tmp_path, n=2, latency_s=0, scorer=IMPORT_CHANGING) as lab:
+        result = lab.call(*lab.args("runner.concurrency=1", "cache=true", f"cache_dir={tmp_path / 'cache'}"))
+        status = json.loads((lab.run_dirs()[0] / "run.json").read_text())["status"]
+        scores = [(s["metrics"], s["error"]) for s in records(lab, "scores.jsonl") if s["scorer"] == "s"]
+    with contextlib.closing(sqlite3.connect(tmp_path / "cache" / "responses.sqlite3")) as cache:
+        kept = [*cache.execute("select value from meta where name = 'schema_version'").fetchone(),
+                len(cache.execute("select key from answers").fetchone()[0])]
+    return result.returncode, result.stderr, status, scores, kept
