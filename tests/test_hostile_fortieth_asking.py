@@ -18,9 +18,10 @@
    process, to compile) had the run write the user's response cache through it: every row and its schema version
    'p40:2', so every later run of any benchmark was refused ("has schema version 'p40:2', not 2 (another version of
    benchrun made it)"); one that set `json._default_encoder.indent = 1` had the run write its calls to the scorer
-   process over several lines: that process ended in a traceback, every user score lost (`completed_with_errors`):
-   the standard library's tables and objects are put back after the import (`compiler.runstate.kept`, by
-   `core.stdlibnames`)
+   process over several lines: that process ended in a traceback, every user score lost (`completed_with_errors`);
+   one that replaced `httpx.AsyncClient.send` with a function of its own had every request the run sent go through
+   it (its URL, prompt and headers: an OpenAI server's API key): the standard library's tables and objects and the
+   installed libraries' names are put back after the import (`compiler.runstate.kept`, by `core.stdlibnames`)
 5. a class a call registered with an abstract base class (`numbers.Number.register(str)`: every later call's
    `isinstance("x", numbers.Number)` true) stayed registered, which cannot be taken back: the process ends after such
    a call (`execute.scorerleft`)
@@ -40,6 +41,7 @@ def test_what_a_call_registered_in_the_standard_library_s_tables_or_replaced_in_
     assert found_by(tmp_path, REGISTERING) == [({f"s.{name}": 0 for name in names}, None)] * 3
 
 
-def test_what_a_benchmark_s_file_changed_in_the_standard_library_as_it_was_imported_reaches_neither_cache_nor_scorers(
+def test_what_a_benchmark_s_file_changed_in_the_libraries_as_it_was_imported_reaches_not_the_run_s_cache_calls_or_requests(
         tmp_path):
-    assert run_after_import_changing(tmp_path) == (EXIT["ok"], "", "completed", [({"s.ok": 1}, None)] * 2, ["2", 64])
+    assert run_after_import_changing(tmp_path) == (EXIT["ok"], "", "completed", [({"s.ok": 1}, None)] * 2, ["2", 64],
+                                                 0)

@@ -81,20 +81,30 @@ each, the call of sample a=0 looking a codec up by its new alias (and later call
 IMPORT_CHANGING = """import json
 import sqlite3
 
-sqlite3.register_adapter(str, lambda text: "p40:" + text)
-json._default_encoder.indent = 1
+import httpx
 
 
 def s(response, values):
     return {"ok": 1}
+
+
+async def _spying(self, request, **kwargs):
+    print("p40 saw", request.url)
+    return await _send(self, request, **kwargs)
+
+
+sqlite3.register_adapter(str, lambda text: "p40:" + text)
+json._default_encoder.indent = 1
+_send, httpx.AsyncClient.send = httpx.AsyncClient.send, _spying
 """
-"""A custom_scorer.py that, as it is imported, has sqlite3 store every string it is given otherwise and `json.dumps`
-write a value over several lines."""
+"""A custom_scorer.py that, as it is imported, has sqlite3 store every string it is given otherwise, `json.dumps`
+write a value over several lines and httpx send every request through a function of its own, which prints it."""
 
 
-def run_after_import_changing(tmp_path: Path) -> tuple[int, str, str, list[Any], list[Any]]:
+def run_after_import_changing(tmp_path: Path) -> tuple[int, str, str, list[Any], list[Any], int]:
     """(exit code, stderr, status, what scorer `s` gave each of 2 samples, the response cache's schema version and
-    first key) of a cached run of a benchmark whose custom_scorer.py is IMPORT_CHANGING."""
+    the length of its first key, how many requests the file's function printed) of a cached run of a benchmark whose
+    custom_scorer.py is IMPORT_CHANGING."""
     with Lab(tmp_path, n=2, latency_s=0, scorer=IMPORT_CHANGING) as lab:
         result = lab.call(*lab.args("runner.concurrency=1", "cache=true", f"cache_dir={tmp_path / 'cache'}"))
         status = json.loads((lab.run_dirs()[0] / "run.json").read_text())["status"]
@@ -102,4 +112,4 @@ def run_after_import_changing(tmp_path: Path) -> tuple[int, str, str, list[Any],
     with contextlib.closing(sqlite3.connect(tmp_path / "cache" / "responses.sqlite3")) as cache:
         kept = [*cache.execute("select value from meta where name = 'schema_version'").fetchone(),
                 len(cache.execute("select key from answers").fetchone()[0])]
-    return result.returncode, result.stderr, status, scores, kept
+    return result.returncode, result.stderr, status, scores, kept, result.stdout.count("p40 saw")
