@@ -41,7 +41,7 @@ def test_what_a_call_registered_in_the_standard_library_s_tables_or_replaced_in_
     assert found_by(tmp_path, REGISTERING) == [({f"s.{name}": 0 for name in names}, None)] * 3
 
 
-def test_what_a_benchmark_s_file_changed_in_the_libraries_as_it_was_imported_reaches_not_the_run_s_cache_calls_or_requests(
+def test_what_a_benchmark_s_file_changed_in_libraries_as_it_was_imported_reaches_not_the_run_s_cache_or_requests(
         tmp_path):
     assert run_after_import_changing(tmp_path) == (EXIT["ok"], "", "completed", [({"s.ok": 1}, None)] * 2, ["2", 64],
                                                  0)
