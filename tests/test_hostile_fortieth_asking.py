@@ -22,7 +22,11 @@
    one that replaced `httpx.AsyncClient.send` with a function of its own had every request the run sent go through
    it (its URL, prompt and headers: an OpenAI server's API key): the standard library's tables and objects and the
    installed libraries' names are put back after the import (`compiler.runstate.kept`, by `core.stdlibnames`)
-5. a class a call registered with an abstract base class (`numbers.Number.register(str)`: every later call's
+5. a server busy at the preflight (503) that asked a wait by Retry-After in an HTTP date's third form, C's asctime
+   (`Sun Nov  6 08:49:37 1994`, which names no zone: UTC, RFC 9110 5.6.7, which a recipient must read) was taken to
+   ask none: the run failed at once, exit 3, where it was to be asked again after that wait; so was a Date in that
+   form (the server's clock): read as UTC (`execute.runners.retryafter`)
+6. a class a call registered with an abstract base class (`numbers.Number.register(str)`: every later call's
    `isinstance("x", numbers.Number)` true) stayed registered, which cannot be taken back: the process ends after such
    a call (`execute.scorerleft`)
 """
@@ -31,7 +35,7 @@ from __future__ import annotations
 
 from benchrun.core.errors import EXIT
 from tests.helpers.p38_asking import found_by
-from tests.helpers.p40_asking import REGISTERING, run_after_import_changing
+from tests.helpers.p40_asking import REGISTERING, busy_until_asctime, run_after_import_changing
 
 
 def test_what_a_call_registered_in_the_standard_library_s_tables_or_replaced_in_a_library_reaches_no_later_call(
@@ -45,3 +49,7 @@ def test_what_a_benchmark_s_file_changed_in_libraries_as_it_was_imported_reaches
         tmp_path):
     assert run_after_import_changing(tmp_path) == (EXIT["ok"], "", "completed", [({"s.ok": 1}, None)] * 2, ["2", 64],
                                                  0)
+
+
+def test_a_wait_asked_by_an_asctime_date_is_heeded(tmp_path):
+    assert busy_until_asctime(tmp_path) == (EXIT["ok"], "", 3)  # the model list is asked again as the run ends

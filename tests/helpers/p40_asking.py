@@ -5,10 +5,12 @@ from __future__ import annotations
 import contextlib
 import json
 import sqlite3
+import time
 from pathlib import Path
 from typing import Any
 
 from benchrun.testing.lab import Lab
+from tests.helpers.p31_asking import busy_listing
 from tests.helpers.wire import records
 
 REGISTERING = """import calendar
@@ -113,3 +115,11 @@ def run_after_import_changing(tmp_path: Path) -> tuple[int, str, str, list[Any],
         kept = [*cache.execute("select value from meta where name = 'schema_version'").fetchone(),
                 len(cache.execute("select key from answers").fetchone()[0])]
     return result.returncode, result.stderr, status, scores, kept, result.stdout.count("p40 saw")
+
+
+def busy_until_asctime(tmp_path: Path) -> tuple[int, str, int]:
+    """(exit code, stderr, how many times its model list was asked) of a run of the product task against an Ollama
+    whose model list answers its first request with a 503 asking by Retry-After, an HTTP date in C's asctime form, a wait of 1 s."""
+    then = time.strftime("%a %b %e %H:%M:%S %Y", time.gmtime(time.time() + 1))
+    url, done, asked = busy_listing(tmp_path, "ollama", then)
+    return done.returncode, done.stderr.replace(url, "{url}"), asked
