@@ -119,7 +119,8 @@ def run_after_import_changing(tmp_path: Path) -> tuple[int, str, str, list[Any],
 
 def busy_until_asctime(tmp_path: Path) -> tuple[int, str, int]:
     """(exit code, stderr, how many times its model list was asked) of a run of the product task against an Ollama
-    whose model list answers its first request with a 503 asking by Retry-After, an HTTP date in C's asctime form, a wait of 1 s."""
-    then = time.strftime("%a %b %e %H:%M:%S %Y", time.gmtime(time.time() + 1))
+    whose model list answers its first request with a 503 asking by Retry-After, an HTTP date in C's asctime form,
+    a wait of 1 s."""
+    then = time.asctime(time.gmtime(time.time() + 1))
     url, done, asked = busy_listing(tmp_path, "ollama", then)
     return done.returncode, done.stderr.replace(url, "{url}"), asked
