@@ -4,9 +4,9 @@
    str)`: every later call's floats stored as text; an encoding's alias in `encodings.aliases`, and the codec it found,
    which codecs' cache kept; `copy._deepcopy_dispatch`, `urllib.parse.uses_relative`,
    `shutil.register_archive_format`, `email.charset.add_charset`, `locale.locale_alias`), and a name of an installed
-   library it replaced (`numpy.pi = 3`), reached every later call: each call starts with the lists, dicts and sets
-   the standard library's modules and classes hold as the first call found them, and with the names the installed
-   libraries' and benchrun's modules hold (`core.stdlibnames`)
+   library it replaced (`numpy.pi = 3`, `yaml.FullLoader = None`), reached every later call: each call starts with
+   the lists, dicts and sets the standard library's modules and classes hold as the first call found them, and with
+   the names the installed libraries' and benchrun's modules hold (`core.stdlibnames`)
 2. the attributes of an object a standard module holds, as a call set them (`calendar.setfirstweekday(6)`: every
    later call's `calendar.monthcalendar` began its weeks on Sunday; `json._default_encoder.sort_keys = True`: every
    later call's `json.dumps` sorted keys; `reprlib.aRepr.maxstring = 5`), reached every later call: put back as the
@@ -40,7 +40,7 @@ from tests.helpers.p40_asking import REGISTERING, busy_until_asctime, run_after_
 
 def test_what_a_call_registered_in_the_standard_library_s_tables_or_replaced_in_a_library_reaches_no_later_call(
         tmp_path):
-    names = ("adapter", "alias", "codec", "abc", "copy", "join", "archive", "charset", "locale", "numpy", "week",
+    names = ("adapter", "alias", "codec", "abc", "copy", "join", "archive", "charset", "locale", "yaml", "week",
              "sorted", "repr", "tracing")
     assert found_by(tmp_path, REGISTERING) == [({f"s.{name}": 0 for name in names}, None)] * 3
 

@@ -27,7 +27,7 @@ import sqlite3
 import tracemalloc
 import urllib.parse
 
-import numpy
+import yaml
 
 
 class Odd:
@@ -41,7 +41,7 @@ def s(response, values):
              "copy": int(Odd in copy._deepcopy_dispatch), "join": int(urllib.parse.urljoin("p40://h/a", "b") != "b"),
              "archive": int("p40" in dict(shutil.get_archive_formats())),
              "charset": int("p40" in email.charset.CHARSETS),
-             "locale": int("p40" in locale.locale_alias), "numpy": int(numpy.pi == 3),
+             "locale": int("p40" in locale.locale_alias), "yaml": int(yaml.FullLoader is None),
              "week": calendar.monthcalendar(2026, 2)[0][0], "sorted": int(json.dumps({"b": 1, "a": 2})[2] == "a"),
              "repr": int(len(reprlib.repr("x" * 100)) != 30), "tracing": int(tracemalloc.is_tracing())}
     sqlite3.register_adapter(float, str)
@@ -57,7 +57,7 @@ def s(response, values):
     shutil.register_archive_format("p40", lambda *args, **kwargs: None)
     email.charset.add_charset("p40")
     locale.locale_alias["p40"] = "C"
-    numpy.pi = 3
+    yaml.FullLoader = None
     calendar.setfirstweekday(calendar.SUNDAY)
     json._default_encoder.sort_keys = True
     reprlib.aRepr.maxstring = 5
@@ -74,7 +74,7 @@ def _known(name):
 """A scorer saying whether its call found what a call registers into the standard library's tables (an adapter of
 sqlite3, an encoding's alias, a codec found by one, a class registered with an abstract base class, a way to deep-copy
 a class, a URL scheme joined relatively, an archive format, a charset, a locale's alias), an installed library's name
-replaced (`numpy.pi`), or an object a standard module holds changed (the first day of `calendar`'s weeks, whether
+replaced (`yaml.FullLoader`), or an object a standard module holds changed (the first day of `calendar`'s weeks, whether
 `json.dumps` sorts keys, how long a string `reprlib.repr` shows), or memory allocations traced; each call changing
 each, the call of sample a=0 looking a codec up by its new alias (and later calls looking it up), a=1's registering
 `str` as a number (its process then ends)."""
