@@ -6,6 +6,7 @@ exits, its garbage collection and its logging."""
 
 from __future__ import annotations
 
+import _tracemalloc
 import atexit
 import builtins
 import contextlib
@@ -60,6 +61,8 @@ SETTINGS: tuple[tuple[Callable[[], Any], Callable[[Any], Any]], ...] = (
     (sys.getrecursionlimit, sys.setrecursionlimit),
     (lambda: list(gc.callbacks), lambda found: gc.callbacks.__setitem__(slice(None), found)),  # in place: gc's list
     (gc.get_freeze_count, lambda found: gc.unfreeze()),  # none is ever found frozen: a freeze is undone
+    (lambda: _tracemalloc.is_tracing() and _tracemalloc.get_traceback_limit(),
+     lambda found: _tracemalloc.start(found) if found else _tracemalloc.stop()),
     (sys.get_int_max_str_digits, sys.set_int_max_str_digits),
     (sys.get_asyncgen_hooks, lambda found: sys.set_asyncgen_hooks(firstiter=found[0], finalizer=found[1])),
     (sys.get_coroutine_origin_tracking_depth, sys.set_coroutine_origin_tracking_depth),
@@ -86,11 +89,12 @@ the process, that call's ScorerProcessDied), a default socket timeout (`socket.s
 requests timed out), a thread switch interval, the garbage collector turned off or retuned or given a callback
 (`gc.callbacks.append(...)`: run in every later call's collections) or what it holds frozen (`gc.freeze()`: each
 call's cycles left then kept for good) or its debugging (`gc.set_debug(gc.DEBUG_SAVEALL)`: every later call's garbage
-kept), a recursion limit or a bound on the digits of an
-int (`sys.setrecursionlimit(200)`, `sys.set_int_max_str_digits(640)`: their own work a RecursionError, a ValueError),
-the module search path (`sys.path.append`, or `sys.path` bound to another value) and the import system's finders and
-path hooks (`sys.meta_path.insert(0, finder)`: a later call's imports went through it), the CPUs the process may run
-on (`os.sched_setaffinity(0, {0})`, where the system has it), the standard streams (`sys.stdin = io.StringIO(...)`:
+kept), the tracing of memory allocations (`tracemalloc.start(25)`: every later call's allocations traced, its work
+slowed several times over), a recursion limit or a bound on the digits of an int (`sys.setrecursionlimit(200)`,
+`sys.set_int_max_str_digits(640)`: their own work a RecursionError, a ValueError), the module search path
+(`sys.path.append`, or `sys.path` bound to another value) and the import system's finders and path hooks
+(`sys.meta_path.insert(0, finder)`: a later call's imports went through it), the CPUs the process may run on
+(`os.sched_setaffinity(0, {0})`, where the system has it), the standard streams (`sys.stdin = io.StringIO(...)`:
 their `input()` read what an earlier call left there, where it reads nothing), and how stdout and stderr encode
 (`sys.stdout.reconfigure(encoding="ascii")`: the same object, so a later call's `print("café")` raised
 UnicodeEncodeError), the folder of temporary files (`tempfile.tempdir = "/gone"`: their `mkstemp` failed) and the

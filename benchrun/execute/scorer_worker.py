@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import builtins
 import contextlib
-import copyreg
 import csv
 import decimal
 import fcntl
@@ -129,7 +128,8 @@ class _Found:
     (`signal.set_wakeup_fd`: once closed, whatever file took its number was written a byte per signal) and its logging
     (a handler added in each call had every later call write each line once more than the call before it; a
     `logging.disable` hid the later calls' lines from the log), asyncio's event loop (`scorerloop`) and the names the
-    standard library's modules hold (`stdlibnames`: `time.time = lambda: 0` timed every later call's work by it)."""
+    standard library's modules hold and the tables they hold, and the names the installed libraries hold
+    (`stdlibnames`: `time.time = lambda: 0` timed every later call's work by it)."""
 
     def __init__(self) -> None:
         self.cwd, self.environ, self.signals = os.getcwd(), dict(os.environ), handling_now()
@@ -150,8 +150,8 @@ class _Found:
     def put_back(self) -> None:
         """Builtins, decimal context, signal handling (no timer set, the wakeup descriptor as found), logging, asyncio's
         event loop, limits, umask, SETTINGS, what libraries hold, standard descriptors, environment (the time zone it
-        says), working directory and the standard library's names as found; a limit whose hard bound the scorer
-        lowered is put back as far as the process may raise it again."""
+        says), working directory and the standard library's names and tables as found; a limit whose hard bound the
+        scorer lowered is put back as far as the process may raise it again."""
         put_back_names(vars(builtins), self.builtins)
         _put_back_modules(self.modules)
         decimal.setcontext(self.decimal.copy())
@@ -193,8 +193,7 @@ def _held_by_libraries() -> list[tuple[Callable[[Any], Any], Any]]:
     """What the process's libraries hold for every caller that a scorer may change, each with a setter and its value
     now: `random`'s generator, the csv module's bound on a field (`csv.field_size_limit(sys.maxsize)`, an idiom to read
     large fields: the later calls read what their own would refuse) and its dialects, decimal's DefaultContext
-    (`decimal.DefaultContext.prec = 5`: every later call's new threads computed to 5 digits), how pickle reduces a
-    type (`copyreg.pickle`), and where a scorer
+    (`decimal.DefaultContext.prec = 5`: every later call's new threads computed to 5 digits), and where a scorer
     imported numpy its global generator (`numpy.random.seed`, `rand`) and its handling of floating-point errors
     (`numpy.seterr(all="raise")`: a later call's division by zero raised FloatingPointError, where it gave inf;
     `seterrcall`), how it prints arrays (`numpy.set_printoptions(precision=2)`: a later call's `str(array)`, its answer
@@ -204,20 +203,13 @@ def _held_by_libraries() -> list[tuple[Callable[[Any], Any], Any]]:
     found: list[tuple[Callable[[Any], Any], Any]] = [(random.setstate, random.getstate()),
                                                      (csv.field_size_limit, csv.field_size_limit()),
                                                      (_put_back_dialects, _dialects()),
-                                                     (_put_back_default_context, decimal.DefaultContext.copy()),
-                                                     (_put_back_reducers, dict(copyreg.dispatch_table))]
+                                                     (_put_back_default_context, decimal.DefaultContext.copy())]
     if (numpy := sys.modules.get("numpy")) is not None and hasattr(numpy, "seterr"):
         found += [(numpy.random.set_state, numpy.random.get_state()), (lambda errors: numpy.seterr(**errors),
                                                                        numpy.geterr()),
                   (lambda options: numpy.set_printoptions(**options), numpy.get_printoptions()),
                   (numpy.seterrcall, numpy.geterrcall()), (numpy.setbufsize, numpy.getbufsize())]
     return found
-
-
-def _put_back_reducers(found: dict[Any, Any]) -> None:
-    """How pickle reduces each type (`copyreg.dispatch_table`, which `copyreg.pickle` fills) as `found`, in place."""
-    copyreg.dispatch_table.clear()
-    copyreg.dispatch_table.update(found)
 
 
 def _put_back_default_context(found: decimal.Context) -> None:

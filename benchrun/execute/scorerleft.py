@@ -6,14 +6,17 @@ modules made as they were imported), a library
 holding state for every caller first imported in the call (numpy's generator seeded there: no state "as first found"
 to put back), an audit hook, a fork handler or a codec search function added or taken away (`sys.addaudithook`,
 `os.register_at_fork`, `codecs.register`, `codecs.unregister`, and `_codecs`' own, which they are: none can be
-listed). The process ends after such a call, its reply sent, and the run starts another for the next sample. The
-three that cannot be listed are seen by wrapping their entry points before the benchmark's modules are imported
-(`Watch`): what a module does as it is imported (the scorers' modules, a library imported first in a call) is as the
-first call found it, in every process alike."""
+listed), a class registered with an abstract base class (`numbers.Number.register(str)`: every later call's
+`isinstance(x, numbers.Number)` true of a string; no registration can be taken back). The process ends after such a
+call, its reply sent, and the run starts another for the next sample. The four that cannot be listed are seen by
+wrapping their entry points before the benchmark's modules are imported (`Watch`): what a module does as it is
+imported (the scorers' modules, a library imported first in a call) is as the first call found it, in every process
+alike."""
 
 from __future__ import annotations
 
 import _codecs
+import abc
 import codecs
 import gc
 import os
@@ -44,6 +47,8 @@ class Watch:
                                                                                  "function (codecs.unregister)")
         fork_handler = self._wrapped(posix.register_at_fork, "registered a fork handler (os.register_at_fork)")
         os.register_at_fork = posix.register_at_fork = fork_handler
+        abc.ABCMeta.register = self._wrapped(abc.ABCMeta.register, "registered a class with an abstract base class "
+                                                                   "(ABCMeta.register)")
 
     def _wrapped(self, entry: Callable[..., Any], what: str) -> Callable[..., Any]:
         def wrapper(*args: Any, **kwargs: Any) -> Any:

@@ -15,6 +15,9 @@ from benchrun.console import output
 
 SECONDS = re.compile(r"\s*\d+\s*")
 """Retry-After's delta-seconds: a whole number of seconds."""
+ASCTIME = re.compile(r"\s*[A-Za-z]{3} [A-Za-z]{3} [ \d]\d \d\d:\d\d:\d\d \d{4}\s*")
+"""The third form of an HTTP date, C's asctime (`Sun Nov  6 08:49:37 1994`), which names no zone: it is of UTC, and a
+recipient must read it as the other two (RFC 9110 5.6.7)."""
 
 
 def retry_after_s(headers: Mapping[str, str]) -> float | None:
@@ -35,13 +38,16 @@ def retry_after_s(headers: Mapping[str, str]) -> float | None:
 
 
 def _http_date(value: str) -> datetime | None:
-    """An HTTP date as a time of a zone; None for a value of no date, or of none in a zone, or of a year or a zone no
-    HTTP date has (`01 Jan 99999999999`, `+99999999999`), which Python's date cannot hold (an OverflowError, that
-    sample's error in Python's words and a preflight's traceback)."""
+    """An HTTP date as a time of a zone (an asctime date's of UTC: ASCTIME, where it was read as no date and its ask
+    ignored); None for a value of no date, or of none in a zone, or of a year or a zone no HTTP date has
+    (`01 Jan 99999999999`, `+99999999999`), which Python's date cannot hold (an OverflowError, that sample's error in
+    Python's words and a preflight's traceback)."""
     try:
         then = parsedate_to_datetime(value)
     except (TypeError, ValueError, IndexError, OverflowError):
         return None
+    if then.tzinfo is None and ASCTIME.fullmatch(value):
+        return then.replace(tzinfo=timezone.utc)
     return then if then.tzinfo is not None else None
 
 
