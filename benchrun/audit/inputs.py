@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from typing import Any, Iterable
 
 from benchrun.archive.reader import Run
@@ -149,14 +150,23 @@ def input_lines(inputs: Inputs, sides: tuple[str, str] = ("the baseline", "the c
 
 
 def _diff_lines(kind: str, found: Diff, sides: tuple[str, str]) -> list[str]:
-    return [*(f"  {kind} {key}: {_show(a)} -> {_show(b)}" for key, (a, b) in found.changed.items()),
+    return [*(f"  {kind} {key}: {_changed(a, b)}" for key, (a, b) in found.changed.items()),
             *(f"  {kind} {key}: only in {sides[1]} ({_show(v)})" for key, v in found.added.items()),
             *(f"  {kind} {key}: only in {sides[0]} ({_show(v)})" for key, v in found.removed.items())]
 
 
-def _show(value: Any) -> str:
+def _changed(a: Any, b: Any) -> str:
+    """`a -> b`; escaped where the two print alike, one text in two Unicode forms (`é` as one character, NFC, and as
+    `e` and a combining accent, NFD, as macOS names a folder), so that a difference said is one seen."""
+    shown = _show(a), _show(b)
+    if unicodedata.normalize("NFC", shown[0]) != unicodedata.normalize("NFC", shown[1]):
+        return " -> ".join(shown)
+    return f"{_show(a, escaped=True)} -> {_show(b, escaped=True)} (one text in two Unicode forms, which print alike)"
+
+
+def _show(value: Any, escaped: bool = False) -> str:
     """JSON, with sha256 digests cut to 12 characters."""
-    return json.dumps(_short(value), ensure_ascii=False)
+    return json.dumps(_short(value), ensure_ascii=escaped)
 
 
 def _short(value: Any) -> Any:
