@@ -5,12 +5,20 @@ Fixed:
 1. Two runs whose benchmark names (task.name, or any config value) differ only in their Unicode form (`café` as one
    character and as `e` and a combining accent, a macOS folder's name) said apart by `compare` (audit.inputs): it
    printed `config task.name: "café" -> "café"`, a difference that reads as none.
+2. A preset of the user's own holding a value YAML tags as no JSON value, or as read otherwise than written, refused
+   naming its file, line and column, as a benchmark's file is (compose.userpresets, its YAML now resolved as OmegaConf
+   resolves it): `!!timestamp 2024-01-01` was `benchrun: error: (Value 'date' is not a supported primitive type)`, as
+   a key Hydra's bare `ConfigCompositionException`; `!!python/object/apply:pathlib.Path [m]` a Python path, said as
+   `runner.model: "m" is not valid here`; a quoted value tagged `!!int '0x2'`, `!!bool 'on'`, `!!int '1:30'` taken
+   as 2, true and 90, where a benchmark's file refuses them.
 """
 
 from __future__ import annotations
 
 import pytest
 
+from tests.helpers.p29_input import dry_run
+from tests.helpers.p30_input import TASK, ended, refusal
 from tests.helpers.p40_input import config_lines
 
 
@@ -21,3 +29,39 @@ def test_config_values_in_two_unicode_forms_are_told_apart_by_compare(baseline, 
     """Before: `config task.name: "café" -> "café"`."""
     assert config_lines({"task.name": baseline}, {"task.name": run}) == [
         "inputs that differ:", f"  config task.name: {said}"]
+
+
+NO_JSON = ("a value tagged {}, which makes no JSON value (OmegaConf makes a Python path of "
+           "!!python/object/apply:pathlib.Path), and a preset's value cannot be: write it as text, a number, a list or "
+           "a mapping")
+A_DATE = "2024-01-01 is read by YAML as a date, not as written; quote it ('2024-01-01') to keep it as text"
+
+
+@pytest.mark.parametrize(("preset", "said"), [
+    ("task:\n  system: !!timestamp 2024-01-01\n", "line 3, column 11: " + A_DATE),
+    ("runner:\n  stop: [!!timestamp 2024-01-01 10:00:00]\n", "line 3, column 10: 2024-01-01 10:00:00 is read by "
+     "YAML as a date, not as written; quote it ('2024-01-01 10:00:00') to keep it as text"),
+    ("task:\n  !!timestamp 2024-01-01: x\n", "line 3, column 3: the key 2024-01-01 is read by YAML as a date, not as "
+     "a name; quote it ('2024-01-01')"),
+    ("runner:\n  model: !!python/object/apply:pathlib.Path [m]\n",
+     "line 3, column 10: " + NO_JSON.format("!!python/object/apply:pathlib.Path")),
+    ("task:\n  system: !mine x\n", "line 3, column 11: " + NO_JSON.format("!mine")),
+    ("repeats: !!int '0x2'\n", "line 2, column 10: 0x2 is read by YAML as the int 2, not as written; quote it ('0x2') "
+     "to keep it as text, or write 2"),
+    ("dry_run: !!bool 'on'\n", "line 2, column 10: on is read by YAML as the bool true, not as written; quote it "
+     "('on') to keep it as text, or write true"),
+    ("task:\n  max_samples: !!int '1:30'\n", "line 3, column 16: 1:30 is read by YAML as the int 90, not as "
+     "written; quote it ('1:30') to keep it as text, or write 90")])
+def test_a_preset_value_tagged_as_no_json_value_or_read_otherwise_is_refused_naming_its_place(tmp_path, preset, said):
+    """Before: `(Value 'date' is not a supported primitive type)`, `ConfigCompositionException`, `runner.model: "m"
+    is not valid here`; `!!int '0x2'` asked twice, `!!bool 'on'` a dry run, `!!int '1:30'` 90 samples at most."""
+    files = {"tasks.yml": TASK, "presets/model/mine.yaml": "# @package _global_\n" + preset}
+    done = dry_run(tmp_path, files, "--config-dir", "bench/presets", "model=mine")
+    assert ended(done) == refusal(f"in '{tmp_path / 'bench/presets/model/mine.yaml'}': {said}")
+
+
+@pytest.mark.parametrize("value", ["2024-01-01", "2024-01-01 10:00:00", "!!str 010", "'010'"])
+def test_a_preset_value_read_as_written_is_taken(tmp_path, value):
+    files = {"tasks.yml": TASK, "presets/model/mine.yaml": f"# @package _global_\ntask:\n  system: {value}\n"}
+    done = dry_run(tmp_path, files, "--config-dir", "bench/presets", "model=mine")
+    assert (done.returncode, done.stderr) == (0, "")
