@@ -11,6 +11,12 @@ Fixed:
    a key Hydra's bare `ConfigCompositionException`; `!!python/object/apply:pathlib.Path [m]` a Python path, said as
    `runner.model: "m" is not valid here`; a quoted value tagged `!!int '0x2'`, `!!bool 'on'`, `!!int '1:30'` taken
    as 2, true and 90, where a benchmark's file refuses them.
+3. A sweep listing two values whose jobs' labels print alike, one text in two Unicode forms (`task.name='café',
+   'cafe\u0301'`) or but for white space at its end (`task.system=x,'x '`), refused (compose.sweptonce): two jobs
+   labelled `café · ...` alike in the sweep's table, report and exports.
+4. A sweep listing a number and its text (`repeats=2,'2'`), which the config reads as one value, refused as
+   `repeats=10,010` is (compose.sweptonce): two jobs of one config (one manifest id) ran, the check skipping two values
+   shown alike.
 """
 
 from __future__ import annotations
@@ -65,3 +71,18 @@ def test_a_preset_value_read_as_written_is_taken(tmp_path, value):
     files = {"tasks.yml": TASK, "presets/model/mine.yaml": f"# @package _global_\ntask:\n  system: {value}\n"}
     done = dry_run(tmp_path, files, "--config-dir", "bench/presets", "model=mine")
     assert (done.returncode, done.stderr) == (0, "")
+
+
+ALIKE = ("in 'config': {}: the sweep lists {} and {}, one text {}, which print alike, so two of its jobs would have "
+         "labels read as one; list one of them")
+
+
+@pytest.mark.parametrize(("swept", "said"), [
+    ("task.name='caf\u00e9','cafe\u0301'",
+     ALIKE.format("task.name", "'caf\\xe9'", "'cafe\\u0301'", "in two Unicode forms")),
+    ("task.system=x,'x '", ALIKE.format("task.system", "'x'", "'x '", "but for the white space ' ' it ends with")),
+    ("repeats=2,'2'", "in 'config': repeats: the sweep lists '2' and '\"2\"', which the config reads as one value (2), "
+                      "so two of its jobs would run one config; list each value once")])
+def test_a_sweep_of_two_values_read_or_printed_as_one_is_refused(tmp_path, swept, said):
+    """Before: both jobs launched, labelled alike (`café`, `x`), or run of one config (`2` and `'2'`)."""
+    assert ended(dry_run(tmp_path, {"tasks.yml": TASK}, "-m", swept)) == refusal(said)
