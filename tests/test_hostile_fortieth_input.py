@@ -17,6 +17,9 @@ Fixed:
 4. A sweep listing a number and its text (`repeats=2,'2'`), which the config reads as one value, refused as
    `repeats=10,010` is (compose.sweptonce): two jobs of one config (one manifest id) ran, the check skipping two values
    shown alike.
+5. A sweep listing a value its job's config refuses (`-m runner.options.seed=1,x`, `repeats=1,x`, a strict option's
+   text `runner.options.temperature=0,'0.5'`) refused before any job starts (compose.sweptvalues), exit 2, as the job
+   would say it: job 0 ran whole (a real sweep: every sample asked), then job 1 ended the sweep, exit 1.
 """
 
 from __future__ import annotations
@@ -86,3 +89,13 @@ ALIKE = ("in 'config': {}: the sweep lists {} and {}, one text {}, which print a
 def test_a_sweep_of_two_values_read_or_printed_as_one_is_refused(tmp_path, swept, said):
     """Before: both jobs launched, labelled alike (`café`, `x`), or run of one config (`2` and `'2'`)."""
     assert ended(dry_run(tmp_path, {"tasks.yml": TASK}, "-m", swept)) == refusal(said)
+
+
+@pytest.mark.parametrize(("swept", "said"), [
+    ("runner.options.seed=1,x", 'runner.options.seed: Input should be a valid integer, not "x"'),
+    ("runner.options.seed=x,y", 'runner.options.seed: Input should be a valid integer, not "x"'),
+    ("repeats=1,x", 'repeats: Input should be a valid integer, not "x"'),
+    ("runner.options.temperature=0,'0.5'", 'runner.options.temperature: Input should be a valid number, not "0.5"')])
+def test_a_sweep_listing_a_value_its_job_refuses_is_refused_before_any_job(tmp_path, swept, said):
+    """Before: `Launching 2 jobs locally`, job 0 done, then job 1's line, exit 1."""
+    assert ended(dry_run(tmp_path, {"tasks.yml": TASK}, "-m", swept)) == refusal(f"in 'config': {said}")

@@ -33,7 +33,7 @@ def refuse_swept_twice(swept: list[Override], config: DictConfig) -> None:
     that lists one by two names (`llama3.2,llama3.2:latest`)."""
     runner_types = {"runner.model": OmegaConf.select(config, "runner.type", default=None),
                     "judge.model": OmegaConf.select(config, "judge.runner", default=None)}
-    base = _plain(config)
+    base = plain(config)
     for override in swept:
         listed = sweepsize.job_values(override)
         counted = Counter(sweepsize.same(value) for _, value in listed)
@@ -105,14 +105,9 @@ def _number(text: str) -> int | float:
 def _as_read(base: dict[str, Any], key: str, value: Any) -> str | None:
     """`value` given to `key` of the plain config `base`, as RunConfig reads it (a server as its requests reach it,
     an UNORDERED list as a set), as one text; None if the config refuses it, or the key is none of RunConfig's."""
-    trial = copy.deepcopy(base)
-    *parents, last = key.split(".")
-    place = trial
-    for part in parents:
-        place = place.setdefault(part, {})
-        if not isinstance(place, dict):
-            return None
-    place[last] = value
+    last = key.rpartition(".")[2]
+    if (trial := with_value(base, key, value)) is None:
+        return None
     try:
         read = RunConfig.model_validate(trial).model_dump(mode="json")
         for part in key.split("."):
@@ -126,13 +121,26 @@ def _as_read(base: dict[str, Any], key: str, value: Any) -> str | None:
     return sweepsize.same(read[0] if isinstance(read, list) and len(read) == 1 and last in SERVER_KEYS else read)
 
 
+def with_value(base: dict[str, Any], key: str, value: Any) -> dict[str, Any] | None:
+    """A copy of the plain config `base` giving `key` `value`; None where a key above it holds no keys."""
+    trial = copy.deepcopy(base)
+    *parents, last = key.split(".")
+    place = trial
+    for part in parents:
+        place = place.setdefault(part, {})
+        if not isinstance(place, dict):
+            return None
+    place[last] = value
+    return trial
+
+
 def _server(url: str) -> str:
     """The server a URL asks, as its requests reach it (`core.serverurls.one_server`), as a URL."""
     scheme, host, port, path = one_server(url)
     return f"{scheme}://{host}:{port}{path}"
 
 
-def _plain(config: DictConfig) -> dict[str, Any] | None:
+def plain(config: DictConfig) -> dict[str, Any] | None:
     """The composed config without Hydra's part, resolved, to read each swept value in; None if it does not resolve
     (said by each job)."""
     try:
