@@ -4,7 +4,9 @@ fresh pass. /work/notes/p40/result-input.md has the whole list, what held and wh
 Fixed:
 1. Two runs whose benchmark names (task.name, or any config value) differ only in their Unicode form (`café` as one
    character and as `e` and a combining accent, a macOS folder's name) said apart by `compare` (audit.inputs): it
-   printed `config task.name: "café" -> "café"`, a difference that reads as none.
+   printed `config task.name: "café" -> "café"`, a difference that reads as none; so are a benchmark's file and a
+   sample's id in another form, each only in one run (`file café.jsonl: only in the baseline` and `... only in the
+   compared run`, printed alike).
 2. A preset of the user's own holding a value YAML tags as no JSON value, or as read otherwise than written, refused
    naming its file, line and column, as a benchmark's file is (compose.userpresets, its YAML now resolved as OmegaConf
    resolves it): `!!timestamp 2024-01-01` was `benchrun: error: (Value 'date' is not a supported primitive type)`, as
@@ -26,9 +28,10 @@ from __future__ import annotations
 
 import pytest
 
+from benchrun.audit.inputs import PromptDiff, diff
 from tests.helpers.p29_input import dry_run
 from tests.helpers.p30_input import TASK, ended, refusal
-from tests.helpers.p40_input import config_lines
+from tests.helpers.p40_input import compare_lines
 
 
 @pytest.mark.parametrize(("baseline", "run", "said"), [
@@ -36,8 +39,20 @@ from tests.helpers.p40_input import config_lines
     ("caf\u00e9", "cafe", '"caf\u00e9" -> "cafe"')])
 def test_config_values_in_two_unicode_forms_are_told_apart_by_compare(baseline, run, said):
     """Before: `config task.name: "café" -> "café"`."""
-    assert config_lines({"task.name": baseline}, {"task.name": run}) == [
+    assert compare_lines(config=diff({"task.name": baseline}, {"task.name": run})) == [
         "inputs that differ:", f"  config task.name: {said}"]
+
+
+def test_files_and_sample_ids_in_two_unicode_forms_are_told_apart_by_compare():
+    """Before: `file café.jsonl` only in each run, and `1 only in the baseline (t:a=café); 1 only in the compared run
+    (t:a=café)`."""
+    files = diff({"caf\u00e9.jsonl": "a" * 64}, {"cafe\u0301.jsonl": "a" * 64})
+    prompts = PromptDiff(changed=(), only_baseline=("t:a=caf\u00e9",), only_run=("t:a=cafe\u0301",))
+    assert compare_lines(files=files, prompts=prompts) == [
+        "inputs that differ:", '  file cafe\\u0301.jsonl: only in the compared run ("aaaaaaaaaaaa")',
+        '  file caf\u00e9.jsonl: only in the baseline ("aaaaaaaaaaaa")',
+        "  prompts: 0 samples asked differently; 1 only in the baseline (t:a=caf\u00e9); 1 only in the compared run "
+        "(t:a=cafe\\u0301)"]
 
 
 NO_JSON = ("a value tagged {}, which makes no JSON value (OmegaConf makes a Python path of "

@@ -150,9 +150,15 @@ def input_lines(inputs: Inputs, sides: tuple[str, str] = ("the baseline", "the c
 
 
 def _diff_lines(kind: str, found: Diff, sides: tuple[str, str]) -> list[str]:
-    return [*(f"  {kind} {key}: {_changed(a, b)}" for key, (a, b) in found.changed.items()),
-            *(f"  {kind} {key}: only in {sides[1]} ({_show(v)})" for key, v in found.added.items()),
-            *(f"  {kind} {key}: only in {sides[0]} ({_show(v)})" for key, v in found.removed.items())]
+    return [*(f"  {kind} {_named(key)}: {_changed(a, b)}" for key, (a, b) in found.changed.items()),
+            *(f"  {kind} {_named(key)}: only in {sides[1]} ({_show(v)})" for key, v in found.added.items()),
+            *(f"  {kind} {_named(key)}: only in {sides[0]} ({_show(v)})" for key, v in found.removed.items())]
+
+
+def _named(name: str) -> str:
+    """A file's path or a sample's id, escaped where it is not in Unicode's composed form (NFC): `cafe\\u0301.jsonl`
+    only in one run and `café.jsonl` only in the other printed as one name."""
+    return name if unicodedata.is_normalized("NFC", name) else ascii(name)[1:-1]
 
 
 def _changed(a: Any, b: Any) -> str:
@@ -180,4 +186,4 @@ def ids(ids: Iterable[str]) -> str:
     if not ids:
         return ""
     more = f", ... {len(ids) - SHOWN} more" if len(ids) > SHOWN else ""
-    return f" ({', '.join(ids[:SHOWN])}{more})"
+    return f" ({', '.join(map(_named, ids[:SHOWN]))}{more})"
