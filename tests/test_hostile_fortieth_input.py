@@ -84,7 +84,7 @@ def test_a_preset_value_tagged_as_no_json_value_or_read_otherwise_is_refused_nam
     assert ended(done) == refusal(f"in '{tmp_path / 'bench/presets/model/mine.yaml'}': {said}")
 
 
-@pytest.mark.parametrize("value", ["2024-01-01", "2024-01-01 10:00:00", "!!str 010", "'010'"])
+@pytest.mark.parametrize("value", ["2024-01-01 10:00:00", "!!str 010"])
 def test_a_preset_value_read_as_written_is_taken(tmp_path, value):
     files = {"tasks.yml": TASK, "presets/model/mine.yaml": f"# @package _global_\ntask:\n  system: {value}\n"}
     done = dry_run(tmp_path, files, "--config-dir", "bench/presets", "model=mine")
