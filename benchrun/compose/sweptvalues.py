@@ -18,14 +18,24 @@ from benchrun.core.settings import RunConfig
 def refuse_refused_values(swept: list[Override], config: DictConfig) -> None:
     """Refuse a sweep listing a value its job's config would refuse (said as the job says it, exit 2), where the config
     is taken as composed, or with another value of that key: the config is otherwise sound, so the value is at fault.
-    A sweep with a runner file is left to its jobs, which read the file's keys in."""
+    A sweep with a runner file is left to its jobs, which read the file's keys in; so is one of a config group's presets
+    (`task=glob(*)`, `model=a,b`) or of a key the config does not hold, which are no values of the config's."""
     if (base := plain(config)) is None or base.get("runner_file"):
         return
     sound = _refusal(base) is None
-    for override in swept:
+    for override in (override for override in swept if _holds_one_value(base, override.key_or_group)):
         said = [_refusal(with_value(base, override.key_or_group, value)) for _, value in sweepsize.job_values(override)]
         if (sound or None in said) and (refused := next((err for err in said if err is not None), None)) is not None:
             raise refused
+
+
+def _holds_one_value(base: dict[str, Any], key: str) -> bool:
+    """Whether the plain config `base` holds the dotted `key`, and it holds one value, not keys (a group's section)."""
+    *parents, last = key.split(".")
+    place: Any = base
+    for part in parents:
+        place = place.get(part) if isinstance(place, dict) else None
+    return isinstance(place, dict) and last in place and not isinstance(place[last], dict)
 
 
 def _refusal(trial: dict[str, Any] | None) -> ConfigError | None:
