@@ -110,6 +110,7 @@ def test_a_sweep_of_two_values_read_or_printed_as_one_is_refused(tmp_path, swept
     ("runner.options.seed=1,x", 'runner.options.seed: Input should be a valid integer, not "x"'),
     ("runner.options.seed=x,y", 'runner.options.seed: Input should be a valid integer, not "x"'),
     ("repeats=1,x", 'repeats: Input should be a valid integer, not "x"'),
+    ("+runner.options.num_ctx=1,x", 'runner.options.num_ctx: Input should be a valid integer, not "x"'),
     ("runner.options.temperature=0,'0.5'", 'runner.options.temperature: Input should be a valid number, not "0.5"')])
 def test_a_sweep_listing_a_value_its_job_refuses_is_refused_before_any_job(tmp_path, swept, said):
     """Before: `Launching 2 jobs locally`, job 0 done, then job 1's line, exit 1."""

@@ -19,7 +19,7 @@ def refuse_refused_values(swept: list[Override], config: DictConfig) -> None:
     """Refuse a sweep listing a value its job's config would refuse (said as the job says it, exit 2), where the config
     is taken as composed, or with another value of that key: the config is otherwise sound, so the value is at fault.
     A sweep with a runner file is left to its jobs, which read the file's keys in; so is one of a config group's presets
-    (`task=glob(*)`, `model=a,b`) or of a key the config does not hold, which are no values of the config's."""
+    (`task=glob(*)`, `model=a,b`), which are no values of the config's."""
     if (base := plain(config)) is None or base.get("runner_file"):
         return
     sound = _refusal(base) is None
@@ -30,12 +30,15 @@ def refuse_refused_values(swept: list[Override], config: DictConfig) -> None:
 
 
 def _holds_one_value(base: dict[str, Any], key: str) -> bool:
-    """Whether the plain config `base` holds the dotted `key`, and it holds one value, not keys (a group's section)."""
+    """Whether the dotted `key` is one value of the plain config `base`: held, and not keys (a group's section), or
+    added with `+` beneath a section it holds (`+runner.options.num_ctx`)."""
     *parents, last = key.split(".")
     place: Any = base
     for part in parents:
         place = place.get(part) if isinstance(place, dict) else None
-    return isinstance(place, dict) and last in place and not isinstance(place[last], dict)
+    if not isinstance(place, dict):
+        return False
+    return not isinstance(place[last], dict) if last in place else bool(parents)
 
 
 def _refusal(trial: dict[str, Any] | None) -> ConfigError | None:
