@@ -51,10 +51,12 @@ def refuse_swept_twice(swept: list[Override], config: DictConfig) -> None:
 def _refuse_printed_alike(key: str, listed: list[tuple[str, Any]]) -> None:
     """Refuse two values whose labels print alike: one text in two Unicode forms (`café` as one character, and as `e`
     and a combining accent, as macOS names a folder), or but for white space at its end."""
-    seen: dict[str, str] = {}
+    seen: dict[str, tuple[str, str]] = {}
     for text, value in listed:
-        if (other := seen.setdefault(_printed(label({key: value}, None)), text)) == text:
-            continue
+        shown = label({key: value}, None)
+        if (earlier := seen.setdefault(_printed(shown), (text, shown)))[1] == shown:
+            continue  # one label as written: `_refuse_one_label`'s, a path by its last part
+        other = earlier[0]
         longer = max(other, text, key=len)
         why = "one text in two Unicode forms" if unicodedata.normalize("NFC", other) == unicodedata.normalize(
             "NFC", text) else f"one text but for the white space {ascii(longer[len(longer.rstrip()):])} it ends with"
