@@ -28,6 +28,7 @@ from benchrun.compose import hydragiven, hydranames, lokykeys, slurmoptions, slu
 from benchrun.compose.config import checked_directory
 from benchrun.compose.lokykeys import JOBLIB_LAUNCHER
 from benchrun.compose.rundirs import DRY_RUN_DIRS, stood_for
+from benchrun.compose.sweptvalues import refuse_refused_values
 from benchrun.console import output
 from benchrun.core.errors import EXIT, ArchiveError, BenchrunError, ConfigError, WriteFailed, making_said, os_error_line
 from benchrun.core.interrupts import INTERRUPTS
@@ -112,6 +113,7 @@ class RunDirCheck(Callback):
             _check_sweep_dir(Path(config.hydra.sweep.dir))
             _check_subdir(config, jobs)
             sweptonce.refuse_swept_twice(swept, config)
+            refuse_refused_values(swept, config)
             _check_slurm(config, launcher, jobs)
             would_be = Path(stood_for(config.hydra.sweep.dir))  # what its own directory stands in for, as launched
             if launcher.endswith(".SlurmLauncher") and (why := slurmoptions.patterned(would_be)):
@@ -126,6 +128,7 @@ class RunDirCheck(Callback):
         _check_sweep_dir(sweep_dir)
         _check_subdir(config, jobs)
         sweptonce.refuse_swept_twice(swept, config)
+        refuse_refused_values(swept, config)
         _check_slurm(config, launcher, jobs)
         _check_outside_tasks(config, "hydra.sweep.dir", sweep_dir, swept)
         top = takeback.first_made(sweep_dir)

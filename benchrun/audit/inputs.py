@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from typing import Any, Iterable
 
 from benchrun.archive.reader import Run
@@ -149,14 +150,29 @@ def input_lines(inputs: Inputs, sides: tuple[str, str] = ("the baseline", "the c
 
 
 def _diff_lines(kind: str, found: Diff, sides: tuple[str, str]) -> list[str]:
-    return [*(f"  {kind} {key}: {_show(a)} -> {_show(b)}" for key, (a, b) in found.changed.items()),
-            *(f"  {kind} {key}: only in {sides[1]} ({_show(v)})" for key, v in found.added.items()),
-            *(f"  {kind} {key}: only in {sides[0]} ({_show(v)})" for key, v in found.removed.items())]
+    return [*(f"  {kind} {_named(key)}: {_changed(a, b)}" for key, (a, b) in found.changed.items()),
+            *(f"  {kind} {_named(key)}: only in {sides[1]} ({_show(v)})" for key, v in found.added.items()),
+            *(f"  {kind} {_named(key)}: only in {sides[0]} ({_show(v)})" for key, v in found.removed.items())]
 
 
-def _show(value: Any) -> str:
+def _named(name: str) -> str:
+    """A file's path or a sample's id, escaped where it is not in Unicode's composed form (NFC): `cafe\\u0301.jsonl`
+    only in one run and `café.jsonl` only in the other printed as one name."""
+    return name if unicodedata.is_normalized("NFC", name) else ascii(name)[1:-1]
+
+
+def _changed(a: Any, b: Any) -> str:
+    """`a -> b`; escaped where the two print alike, one text in two Unicode forms (`é` as one character, NFC, and as
+    `e` and a combining accent, NFD, as macOS names a folder), so that a difference said is one seen."""
+    shown = _show(a), _show(b)
+    if unicodedata.normalize("NFC", shown[0]) != unicodedata.normalize("NFC", shown[1]):
+        return " -> ".join(shown)
+    return f"{_show(a, escaped=True)} -> {_show(b, escaped=True)} (one text in two Unicode forms, which print alike)"
+
+
+def _show(value: Any, escaped: bool = False) -> str:
     """JSON, with sha256 digests cut to 12 characters."""
-    return json.dumps(_short(value), ensure_ascii=False)
+    return json.dumps(_short(value), ensure_ascii=escaped)
 
 
 def _short(value: Any) -> Any:
@@ -170,4 +186,4 @@ def ids(ids: Iterable[str]) -> str:
     if not ids:
         return ""
     more = f", ... {len(ids) - SHOWN} more" if len(ids) > SHOWN else ""
-    return f" ({', '.join(ids[:SHOWN])}{more})"
+    return f" ({', '.join(map(_named, ids[:SHOWN]))}{more})"

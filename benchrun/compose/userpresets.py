@@ -22,6 +22,7 @@ from benchrun.core.yamlfile import MERGE, NOT_JSON, key_said, not_json_said, pos
 MAX_PRESET_VALUES = 100_000
 """The most values a preset's YAML may expand to, its aliases written out: far more than any config holds (benchrun's
 whole config is under a hundred)."""
+STR = "tag:yaml.org,2002:str"
 MAX_PRESET_FILES = 1_000
 """The most YAML files of a preset folder read before Hydra: a folder of more is no folder of presets."""
 CONFIG_DIR_FLAGS = ("--config-dir", "-cd")
@@ -150,7 +151,7 @@ def _composed(data: bytes | None) -> yaml.Node | None:
     if data is None:
         return None
     try:
-        return yaml.compose(data, Loader=yaml.SafeLoader)
+        return yaml.compose(data, Loader=_OmegaConfReading)
     except (yaml.YAMLError, RecursionError):
         return None
 
@@ -169,33 +170,51 @@ def _unpresetlike(node: yaml.Node | None) -> str | None:
     return _unreadable(node)
 
 
-OMEGACONF_TEXT = ("tag:yaml.org,2002:str", "tag:yaml.org,2002:timestamp")
-"""The tags of keys OmegaConf takes: text, and a date, which its loader reads as the text written."""
+class _OmegaConfReading(yaml.SafeLoader):
+    """YAML's tags resolved as OmegaConf's loader resolves a preset's: a date written plain (`2024-01-01`) is text."""
+
+
+_OmegaConfReading.yaml_implicit_resolvers = {
+    first: [(tag, pattern) for tag, pattern in resolvers if not tag.endswith(":timestamp")]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()}
+JSON_TAGS = {f"tag:yaml.org,2002:{kind}" for kind in ("str", "int", "float", "bool", "null", "map", "seq")}
+"""The tags of what a preset's value may be, JSON's values: any other (`!!timestamp`, `!!set`, OmegaConf's
+`!!python/object/apply:pathlib.Path`) makes what config.yaml and the manifest cannot hold, or Hydra cannot take."""
 
 
 def _unreadable(top: yaml.Node) -> str | None:
     """Why a preset holds what a benchmark's or a runner file's YAML may not, as `core.yamlfile` says it, with its line
     and column: a key YAML reads as no text (`null: 1` was Hydra's bare `ConfigCompositionException`, `5: 1` said of
-    no file), or a value of a tag JSON has no value of (`!!binary`, read as the text it encodes); None for none."""
+    no file), a value of a tag that is not JSON's (`!!binary`, read as the text it encodes; `!!timestamp`, a date
+    Hydra cannot take), or one tagged as read otherwise than written (`!!int '0x2'`); None for none."""
     stack, seen = [top], set()
     while stack:
         if id(node := stack.pop()) in seen:
             continue
         seen.add(id(node))
+        if node.tag not in JSON_TAGS:
+            return f"{position(node.start_mark)}: {_tag_said(node)}"
         if isinstance(node, yaml.MappingNode):
             for key, value in node.value:
                 if not isinstance(key, yaml.ScalarNode):
                     return f"{position(key.start_mark)}: a list or mapping as a key: a key is a name"
-                if key.tag not in OMEGACONF_TEXT and key.tag != MERGE:
+                if key.tag not in (STR, MERGE):
                     return f"{position(key.start_mark)}: {key_said(key.value, yaml.safe_load(key.value))}"
                 stack.append(value)
         elif isinstance(node, yaml.SequenceNode):
             stack += node.value
-        elif node.tag.rpartition(":")[2] in NOT_JSON and not node.tag.endswith(":timestamp"):
-            return f"{position(node.start_mark)}: {not_json_said(node)}"
-        elif isinstance(node, yaml.ScalarNode) and node.style is None and (why := read_otherwise(node)):
+        elif isinstance(node, yaml.ScalarNode) and (why := read_otherwise(node)):
             return f"{position(node.start_mark)}: {why}"
     return None
+
+
+def _tag_said(node: yaml.Node) -> str:
+    """Why a value of a tag that is not JSON's is refused."""
+    if node.tag.rpartition(":")[2] in NOT_JSON:
+        return not_json_said(node)
+    return (f"a value tagged {node.tag.replace('tag:yaml.org,2002:', '!!')}, which makes no JSON value (OmegaConf "
+            "makes a Python path of !!python/object/apply:pathlib.Path), and a preset's value cannot be: write it as "
+            "text, a number, a list or a mapping")
 
 
 def _count(node: yaml.Node, counted: dict[int, int]) -> int:
