@@ -50,4 +50,3 @@ def _refusal(trial: dict[str, Any] | None) -> ConfigError | None:
     except ConfigError as err:
         return err
     return None
-
