@@ -23,6 +23,7 @@ from benchrun.compiler.schemaonce import refuse_made_otherwise
 from benchrun.compiler.schemas import SHOWN
 from benchrun.compiler.shots import refuse_shown_answers
 from benchrun.compiler.sources import TaskSpec, benchmark_files, read_tasks
+from benchrun.compiler.tasknames import select
 from benchrun.compiler.usercode import contained, forget_local_modules, held_otherwise, local_modules
 from benchrun.core import secrets
 from benchrun.core.errors import ConfigError, TaskError
@@ -148,22 +149,6 @@ def check_sample_count(specs: list[TaskSpec], limits: grid.Limits) -> None:
             raise ConfigError(f"the benchmark expands to {sum(map(grid.sample_count, specs)):,} samples ({counts}), "
                               f"more than task.max_samples ({limits.max_samples:,}); raise it, or pick tasks with "
                               "task.only", key="task.max_samples")
-
-
-def select(specs: list[TaskSpec], only: list[str] | None) -> list[TaskSpec]:
-    """Check task names are unique, then keep those in `only` (all when None)."""
-    seen: dict[str, TaskSpec] = {}
-    for spec in specs:
-        if spec.name in seen:
-            raise TaskError(f"duplicate task name (also in {seen[spec.name].source})", **spec.where("name"))
-        seen[spec.name] = spec
-    if only is None:
-        return specs
-    missing = [name for name in only if name not in seen]
-    if missing:
-        raise ConfigError(f"no task named {', '.join(map(name_said, missing))} (tasks: {', '.join(seen)})",
-                          key="task.only")
-    return [spec for spec in specs if spec.name in only]
 
 
 def _task_entry(spec: TaskSpec, n: int, known_formats: dict[str, type[BaseModel]],
