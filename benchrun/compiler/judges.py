@@ -62,6 +62,7 @@ def judge_spec(raw: Mapping[str, Any], index: int, fmt: FormatSpec, max_chars: i
 def _check_rubric_text(rubric: str, index: int, max_chars: int) -> None:
     """A rubric is held to `max_chars` (task.max_prompt_chars) as a task's prompt is: every call sends it, and the
     archive keeps it whole in each call's line; and (rendering 2) it writes no field inside a fence of its own."""
+    _parsed(rubric, index)
     if len(rubric) > max_chars:
         raise TaskError(f"the rubric has {len(rubric):,} characters, more than task.max_prompt_chars ({max_chars:,}): "
                         "each judge call sends it, and each call's line in judgements.jsonl keeps it whole",
@@ -154,16 +155,22 @@ def _grade_kind(prop: dict[str, Any], defs: Mapping[str, Any]) -> tuple[str, lis
     raise TaskError("the grade field must be a bool, a number, an Enum or a string")
 
 
+def _parsed(rubric: str, index: int) -> list[tuple[str, str | None, str | None, str | None]]:
+    """The rubric as str.format reads it, or refused when it reads none (a stray `}`): read so before anything else
+    reads it (its fences)."""
+    try:
+        return list(string.Formatter().parse(rubric))
+    except ValueError as err:
+        raise TaskError(f"not a valid str.format template: {err}", **where(index, "rubric")) from None
+
+
 def check_rubric(judge: JudgeSpec, index: int, task: str, values: list[str], calculated: bool) -> None:
     """The rubric's fields are the answer's (prompt, response, reference, chat) or the task's value names, plain (an
     optional !r or !s, no format spec), each named once at most: a rubric rendered is then the size of its text and
     each field's once, never a multiple of an answer (`{response}` ten thousand times over 8 MiB answers). The
     answer is among them: a rubric without it (`{{response}}`, escaped) had every answer graded unseen."""
     key = where(index, "rubric")["key"]
-    try:
-        parsed = list(string.Formatter().parse(judge.rubric))
-    except ValueError as err:
-        raise TaskError(f"not a valid str.format template: {err}", file=JUDGES_FILE, key=key) from None
+    parsed = _parsed(judge.rubric, index)
     allowed = [*ANSWER_FIELDS, *values]
     named: set[str] = set()
     for _, name, spec, conversion in parsed:

@@ -1,10 +1,7 @@
-"""A benchmark's task names: each once, and once whatever its case or Unicode form (`t` and `T`, `café` in two forms:
-one folder on macOS's and Windows's file systems, where a copy of the benchmark had one task in place of two); then
-the tasks `task.only` picks."""
+"""A benchmark's task names: each once, and once whatever its case (`t` and `T`: one folder on macOS's and Windows's
+file systems, where a copy of the benchmark had one task in place of two); then the tasks `task.only` picks."""
 
 from __future__ import annotations
-
-import unicodedata
 
 from benchrun.compiler.sources import TaskSpec
 from benchrun.core.errors import ConfigError, TaskError
@@ -29,13 +26,13 @@ def select(specs: list[TaskSpec], only: list[str] | None) -> list[TaskSpec]:
 
 
 def _folded(name: str) -> str:
-    """A task's name as a case- and form-blind file system reads it."""
-    return unicodedata.normalize("NFC", unicodedata.normalize("NFC", name).casefold())
+    """A task's name (ASCII: sources.py) as a case-blind file system reads it."""
+    return name.casefold()
 
 
 def _twice(name: str, other: TaskSpec) -> str:
     if other.name == name:
         return f"duplicate task name (also in {other.source})"
     return (f"duplicate task name: {name_said(name)} differs from {name_said(other.name)} (in {other.source}) only in "
-            "its case or Unicode form, which a case-blind file system (macOS's, Windows's) reads as one name (two "
+            "its case, which a case-blind file system (macOS's, Windows's) reads as one name (two "
             "such folders are one there): rename one")
