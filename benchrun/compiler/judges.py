@@ -4,6 +4,7 @@ not have, an Enum value the scores miss: one line naming judges.yml, the judge a
 
 from __future__ import annotations
 
+import json
 import string
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
@@ -12,6 +13,7 @@ from typing import Any, Callable, Iterable, Mapping
 from benchrun.compiler import schemas
 from benchrun.compiler.alike import printed_alike
 from benchrun.compiler.answerable import answered
+from benchrun.compiler.gradebounds import number_bounds_fault, refused_grade
 from benchrun.compiler.sources import TaskSpec
 from benchrun.core.errors import BenchrunError, TaskError
 from benchrun.core.keys import unknown_key
@@ -90,10 +92,13 @@ def _scores(raw: Mapping[str, Any], schema: dict[str, Any], index: int) -> dict[
         if scores is not None:
             raise TaskError(f"field '{field}' is a {kind}, its own grade: scores are for an Enum or string grade",
                             **where(index, "scores"))
+        if (why := number_bounds_fault(properties[field])) is not None:
+            raise TaskError(f"field '{field}' {why}; give it a range of grades", **where(index, "score"))
         return None
     if scores is None:
         raise TaskError(f"field '{field}' is {'an Enum' if values else 'a string'}: give each value's number "
                         "with scores", **where(index, "scores"))
+    _refuse_ungiven(field, properties[field], schema.get("$defs", {}), values or scores, index)
     if values is not None:
         scores, values = _keyed(scores, values, index), [grade_key(value) for value in values]
     if values is not None and set(scores) != set(values):
@@ -115,6 +120,14 @@ def _scores(raw: Mapping[str, Any], schema: dict[str, Any], index: int) -> dict[
             raise TaskError(f"{value} is not a finite number of magnitude at most {MAX_METRIC:g}, as a metric's "
                             "value must be", **where(index, f"scores.{key}"))
     return {str(key): value for key, value in scores.items()}
+
+
+def _refuse_ungiven(field: str, prop: dict[str, Any], defs: dict[str, Any], grades: Iterable[Any], index: int) -> None:
+    """A grade scored (an Enum's value, a string's scores key) that the field's own bounds refuse."""
+    if (grade := refused_grade(prop, defs, grades)) is not None:
+        raise TaskError(f"grade {json.dumps(grade)} of field '{field}' is one its format refuses ("
+                        f"{json.dumps({key: prop[key] for key in prop if key != 'title'})}), so the judge never gives "
+                        "it; take the bound off the field, or the grade out", **where(index, "score"))
 
 
 def _keyed(scores: Mapping[Any, Any], values: list[Any], index: int) -> dict[str, Any]:
