@@ -8,15 +8,23 @@ Fixed:
 2. A judge's rubric that is no str.format template (a stray `}`) refused in one line naming judges.yml, the judge and
    the key (compiler.judges): it ended in a traceback, exit 1, the check of its fences reading it before the check
    that says why.
+3. A judge's number grade whose bounds let in no grade (`Field(ge=5, le=1)`, `gt=1, lt=2` of an int) refused at
+   compile (compiler.gradebounds): the whole run was asked, then every judge reply refused (`verdict: 3 is greater
+   than the maximum of 1`), the judge's metric empty; one whose bounds let in one grade (`ge=1, le=1`) too: its
+   metric was that grade whatever the judge answered, as an Enum's grades all scored alike are refused.
+4. A judge's grade it scores that its format's own bounds refuse (an Enum field's `max_length=2`, a string's
+   `pattern='^r'` beside scores for `wrong`) refused at compile (compiler.gradebounds): the judge could never give
+   it.
 """
 
 from __future__ import annotations
 
 import pytest
 
+from benchrun.compiler.gradebounds import number_bounds_fault, refused_grade
 from tests.helpers.p29_input import dry_run
 from tests.helpers.p30_input import TASK, ended, refusal
-from tests.helpers.p41_input import judged
+from tests.helpers.p41_input import judged, verdict
 
 FOLDER = {"tasks/T/template.txt": "say {a}\n", "tasks/T/values.csv": "a,reference\n1,1\n"}
 TWICE = ("duplicate task name: {} differs from {} (in {}) only in its case, which a case-blind file "
@@ -41,3 +49,41 @@ def test_a_rubric_that_is_no_template_is_refused_in_one_line(tmp_path, rubric, w
     """Before: `ValueError: Single '}' encountered in format string`, a traceback, exit 1."""
     assert ended(dry_run(tmp_path, judged(rubric=rubric), "judge.model=m")) == refusal(
         f"in 'judges.yml': judges[0].rubric: not a valid str.format template: {why}")
+
+
+NO_GRADE = "which no grade is, so every reply of the judge would be refused; give it a range of grades"
+ONE = "which only {0} is, so the judge's metric would be {0} whatever its model answers; give it a range of grades"
+REFUSED = "of field 'verdict' is one its format refuses ({}), so the judge never gives it; take the bound off the " \
+          "field, or the grade out"
+
+
+@pytest.mark.parametrize(("grade", "scores", "said"), [
+    ("int = Field(ge=5, le=1)", None, f"field 'verdict' is an integer with minimum 5, maximum 1, {NO_GRADE}"),
+    ("int = Field(gt=1, lt=2)", None, "field 'verdict' is an integer with exclusiveMinimum 1, exclusiveMaximum 2, "
+     + NO_GRADE),
+    ("int = Field(ge=1, le=1)", None, "field 'verdict' is an integer with minimum 1, maximum 1, " + ONE.format(1)),
+    ("float = Field(ge=0.5, le=0.5)", None, "field 'verdict' is a number with minimum 0.5, maximum 0.5, "
+     + ONE.format(0.5)),
+    ("Grade = Field(max_length=2)", {"right": 1, "wrong": 0},
+     'grade "right" ' + REFUSED.format('{"$ref": "#/$defs/Grade", "maxLength": 2}')),
+    ("str = Field(pattern='^r')", {"right": 1, "wrong": 0},
+     'grade "wrong" ' + REFUSED.format('{"pattern": "^r", "type": "string"}'))])
+def test_a_judge_grade_its_bounds_let_in_once_or_never_is_refused(tmp_path, grade, scores, said):
+    """Before: a run asked whole, then every judge reply refused (`verdict: 3 is greater than the maximum of 1`), or a
+    metric of 1 whatever the judge said, or a grade scored that never came."""
+    files = judged(response=verdict(grade), scores=scores)
+    assert ended(dry_run(tmp_path, files, "judge.model=m")) == refusal(f"in 'judges.yml': judges[0].score: {said}")
+
+
+@pytest.mark.parametrize("bounds", [
+    {"type": "integer", "minimum": 1, "maximum": 2}, {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1},
+    {"type": "integer", "minimum": 1}, {"type": "integer", "exclusiveMinimum": 0.5, "maximum": 2}])
+def test_a_number_grade_its_bounds_let_in_twice_is_taken(bounds):
+    assert number_bounds_fault(bounds) is None
+
+
+@pytest.mark.parametrize(("prop", "grades"), [
+    ({"type": "string", "maxLength": 3}, ["yes", "no"]), ({"enum": ["a", "bb"], "type": "string"}, ["a", "bb"]),
+    ({"$ref": "#/$defs/G"}, ["right", "wrong"])])
+def test_a_grade_its_bounds_let_in_is_taken(prop, grades):
+    assert refused_grade(prop, {"G": {"enum": ["right", "wrong"], "type": "string"}}, grades) is None

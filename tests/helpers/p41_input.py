@@ -18,3 +18,11 @@ def judged(response: str = RESPONSE, **judge: Any) -> dict[str, str]:
             "scores": {"right": 1, "wrong": 0}, **judge}
     return {"tasks.yml": JUDGED, "judges.yml": json.dumps([{k: v for k, v in keys.items() if v is not None}]),
             "custom_response.py": response}
+
+
+def verdict(grade: str) -> str:
+    """A custom_response.py whose format Verdict's grade field `verdict` is `grade` (`int = Field(ge=1, le=5)`), beside
+    the seed's Enum Grade (right, wrong)."""
+    return ("from enum import Enum\nfrom typing import Literal\n\nfrom pydantic import BaseModel, Field\n\n\n"
+            "class Grade(str, Enum):\n    right = 'right'\n    wrong = 'wrong'\n\n\n"
+            f"class Verdict(BaseModel):\n    verdict: {grade}\n")
