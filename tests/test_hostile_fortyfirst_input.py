@@ -15,6 +15,8 @@ Fixed:
 4. A judge's grade it scores that its format's own bounds refuse (an Enum field's `max_length=2`, a string's
    `pattern='^r'` beside scores for `wrong`) refused at compile (compiler.gradebounds): the judge could never give
    it.
+5. Two few-shot examples asking one question (an examples file's line copied twice, two files joined; the same
+   question answered two ways inline) refused naming the second (compiler.shots): every sample was sent both.
 """
 
 from __future__ import annotations
@@ -87,3 +89,17 @@ def test_a_number_grade_its_bounds_let_in_twice_is_taken(bounds):
     ({"$ref": "#/$defs/G"}, ["right", "wrong"])])
 def test_a_grade_its_bounds_let_in_is_taken(prop, grades):
     assert refused_grade(prop, {"G": {"enum": ["right", "wrong"], "type": "string"}}, grades) is None
+
+
+SHOT = '{"user": "say 9", "assistant": "{\\"answer\\": \\"9\\"}"}\n'
+TWO_ASKS = "example 2 asks \"say 9\", as example 1 does, {}: every sample of the task would be sent both; leave one out"
+
+
+@pytest.mark.parametrize(("files", "said"), [
+    ({"tasks.yml": TASK + "  fewshot: {file: s.jsonl}\n", "s.jsonl": SHOT + SHOT},
+     "in 's.jsonl': task 't': line 2: " + TWO_ASKS.format("with the same answer")),
+    ({"tasks.yml": TASK + "  fewshot:\n    - {user: say 9, assistant: '9'}\n    - {user: ' say 9', assistant: '8'}\n"},
+     "in 'tasks.yml': task 't': tasks[0].fewshot[1]: " + TWO_ASKS.format("answered otherwise"))])
+def test_two_examples_asking_one_question_are_refused(tmp_path, files, said):
+    """Before: a dry run, every sample to be sent the question twice."""
+    assert ended(dry_run(tmp_path, files)) == refusal(said)
