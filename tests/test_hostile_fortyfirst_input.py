@@ -17,6 +17,9 @@ Fixed:
    it.
 5. Two few-shot examples asking one question (an examples file's line copied twice, two files joined; the same
    question answered two ways inline) refused naming the second (compiler.shots): every sample was sent both.
+6. A sample's value named `system` that the template never shows (a data file's `system` column, empty in some rows
+   or not; a grid's) refused naming the column (compiler.chatcolumns): it was kept as metadata, every sample asked
+   without the system prompt written for it.
 """
 
 from __future__ import annotations
@@ -103,3 +106,26 @@ TWO_ASKS = "example 2 asks \"say 9\", as example 1 does, {}: every sample of the
 def test_two_examples_asking_one_question_are_refused(tmp_path, files, said):
     """Before: a dry run, every sample to be sent the question twice."""
     assert ended(dry_run(tmp_path, files)) == refusal(said)
+
+
+UNSENT = ("a value named 'system' is not sent as the sample's system prompt: a task sends its own 'system' (one for "
+          "all its samples), and a value the template never shows is kept as metadata, unsent; give the task "
+          "'system', show the value in the template, or rename it")
+DATA = "- name: t\n  template: say {a}\n  values_file: d.EXT\n"
+
+
+@pytest.mark.parametrize(("files", "said"), [
+    ({"tasks.yml": DATA.replace("EXT", "jsonl"), "d.jsonl": '{"a": 1, "reference": "1", "system": "Be terse."}\n'
+      '{"a": 2, "reference": "2", "system": ""}\n'}, f"in 'd.jsonl': task 't': column 'system': {UNSENT}"),
+    ({"tasks.yml": DATA.replace("EXT", "csv"), "d.csv": "a,reference,system\n1,1,Be terse.\n"},
+     f"in 'd.csv': task 't': column 'system': {UNSENT}"),
+    ({"tasks.yml": TASK.replace("{a: [1]}", "{a: [1], system: [x]}")},
+     f"in 'tasks.yml': task 't': tasks[0].values.system: {UNSENT}")])
+def test_a_value_named_system_the_template_never_shows_is_refused(tmp_path, files, said):
+    """Before: a dry run, the column kept as metadata and no system prompt sent."""
+    assert ended(dry_run(tmp_path, files)) == refusal(said)
+
+
+def test_a_value_named_system_the_template_shows_is_taken(tmp_path):
+    files = {"tasks.yml": TASK.replace("{a: [1]}", "{a: [1], system: [x]}").replace("say {a}", "'{system}: {a}'")}
+    assert dry_run(tmp_path, files).returncode == 0

@@ -25,6 +25,7 @@ from benchrun.compiler.alike import first_alike
 from benchrun.compiler.blanks import refuse_blank_example, refuse_blank_values
 from benchrun.compiler.braces import refuse_escaped_fields
 from benchrun.compiler.charcodes import formatted
+from benchrun.compiler.chatcolumns import refuse_chat_values
 from benchrun.compiler.data import Example, draw
 from benchrun.compiler.examplevalues import check_example_values
 from benchrun.compiler.files import REFERENCE
@@ -180,7 +181,9 @@ def samples(spec: TaskSpec, limits: Limits, rendered: Rendered, preamble: int = 
     _names_apart(spec)
     _says_something(spec)
     parts = template_parts(spec, limits)
-    refuse_blank_values(spec, [name for field in _fields(parts) for name in (field.name, *field.spec_fields)])
+    shown = [name for field in _fields(parts) for name in (field.name, *field.spec_fields)]
+    refuse_blank_values(spec, shown)
+    refuse_chat_values(spec, shown)
     n = sample_count(spec)
     seen: dict[str, tuple[int, str]] = {}
     grid = [(unique_id(spec, sample_id_for(spec.name, values), index, seen), values, reference)
