@@ -254,7 +254,7 @@ def test_only_naming_a_task_that_does_not_exist(tmp_path):
     ({"concurrencyy": 2}, "runner.concurrencyy: unknown key 'concurrencyy' (did you mean 'concurrency'?)"),
     ({"timeout_s": "1m"}, "runner.timeout_s: Input should be a valid number, not \"1m\""),
     ({"type": "vllm"}, "runner.type: unknown runner type 'vllm' (did you mean 'ollama'?)"),
-    ({"model": ""}, "runner.model: a model name, or a list of different model names"),
+    ({"model": ""}, "runner.model: '', where a model's name is taken: give the model's name"),
     ({"model": ["a", "a"]}, "runner.model: a model name, or a list of different model names"),
 ])
 def test_wrong_runner_config(tmp_path, runner, message):

@@ -20,6 +20,8 @@ Fixed:
 6. A sample's value named `system` that the template never shows (a data file's `system` column, empty in some rows
    or not; a grid's) refused naming the column (compiler.chatcolumns): it was kept as metadata, every sample asked
    without the system prompt written for it.
+7. An empty model's name (`judge.model=`, `runner.model=" "`) said as itself (core.modelnames): it was `a model
+   name, or a list of different model names`, where judge.model takes no list.
 """
 
 from __future__ import annotations
@@ -129,3 +131,10 @@ def test_a_value_named_system_the_template_never_shows_is_refused(tmp_path, file
 def test_a_value_named_system_the_template_shows_is_taken(tmp_path):
     files = {"tasks.yml": TASK.replace("{a: [1]}", "{a: [1], system: [x]}").replace("say {a}", "'{system}: {a}'")}
     assert dry_run(tmp_path, files).returncode == 0
+
+
+@pytest.mark.parametrize(("given", "said"), [("judge.model=", "judge.model: ''"), ("runner.model=' '", "runner.model: ' '")])
+def test_an_empty_model_name_is_said_as_itself(tmp_path, given, said):
+    """Before: `judge.model: a model name, or a list of different model names`, a list it takes none of."""
+    assert ended(dry_run(tmp_path, judged(), "judge.model=m", given)) == refusal(
+        f"in 'config': {said}, where a model's name is taken: give the model's name")

@@ -283,7 +283,7 @@ def test_a_job_name_of_the_users_is_refused_before_anything_is_made(tmp_path, sw
 @pytest.mark.parametrize("given, said", [
     ('task.name=" "', "task.name: only spaces: name the benchmark (its name is in the run directory's name and in "
                       "benchrun-audit list)"),
-    ('runner.model=" "', "runner.model: a model name, or a list of different model names"),
+    ('runner.model=" "', "runner.model: ' ', where a model's name is taken: give the model's name"),
     ('runner.model=[a,"  "]', "runner.model: a model name, or a list of different model names"),
 ])
 def test_a_name_of_only_spaces_is_refused(tmp_path, given, said):

@@ -22,6 +22,8 @@ def checked_models(model: str | list[str]) -> str | list[str]:
     if len(names) > MAX_MODELS:
         raise ValueError(f"{len(names):,} models, more than one command runs ({MAX_MODELS:,}, one after another, a "
                          "run directory each, as a sweep's jobs); list fewer, or split the list")
+    if isinstance(model, str) and not model.strip():  # a judge's model, never a list, was told a list would do
+        raise ValueError(f"{name_said(model)}, where a model's name is taken: give the model's name")
     if not names or any(not name.strip() for name in names) or len(set(names)) != len(names):
         raise ValueError("a model name, or a list of different model names")
     for name in names:
