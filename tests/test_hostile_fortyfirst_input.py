@@ -22,6 +22,8 @@ Fixed:
    without the system prompt written for it.
 7. An empty model's name (`judge.model=`, `runner.model=" "`) said as itself (core.modelnames): it was `a model
    name, or a list of different model names`, where judge.model takes no list.
+8. A judge's grade that says nothing (`scores: {"": 1, no: 0}` of a string grade, `" "`, an Enum's `''`) refused
+   (compiler.judges): a judge's empty reply (`{"verdict": ""}`) was graded, scored 1.
 """
 
 from __future__ import annotations
@@ -138,3 +140,12 @@ def test_an_empty_model_name_is_said_as_itself(tmp_path, given, said):
     """Before: `judge.model: a model name, or a list of different model names`, a list it takes none of."""
     assert ended(dry_run(tmp_path, judged(), "judge.model=m", given)) == refusal(
         f"in 'config': {said}, where a model's name is taken: give the model's name")
+
+
+@pytest.mark.parametrize(("grade", "scores", "blank"), [
+    ("str", {"": 1, "no": 0}, '""'), ("str", {"yes": 0, " ": 1}, '" "'), ("Literal['', 'no']", {"": 1, "no": 0}, '""')])
+def test_a_judge_grade_that_says_nothing_is_refused(tmp_path, grade, scores, blank):
+    """Before: a judge's reply `{"verdict": ""}` graded "", scored 1."""
+    assert ended(dry_run(tmp_path, judged(response=verdict(grade), scores=scores), "judge.model=m")) == refusal(
+        f"in 'judges.yml': judges[0].scores: grade {blank} of field 'verdict' says nothing, so a reply that says "
+        "nothing (an empty grade, a judge cut short) would score 1: give each grade a word")

@@ -21,7 +21,7 @@ from benchrun.core.layout import RESERVED_SCORERS
 from benchrun.core.manifest import RUBRIC_RENDERING, FormatSpec, JudgeSpec, ScorerSpec, TaskEntry, grade_key
 from benchrun.core.metricvalue import MAX_METRIC, in_bounds
 from benchrun.core.rubric import field_in_fence
-from benchrun.core.text import name_said, names_listed
+from benchrun.core.text import name_said, names_listed, says_nothing
 from benchrun.core.yamlfile import load_yaml
 
 JUDGES_FILE = "judges.yml"
@@ -99,6 +99,10 @@ def _scores(raw: Mapping[str, Any], schema: dict[str, Any], index: int) -> dict[
         raise TaskError(f"field '{field}' is {'an Enum' if values else 'a string'}: give each value's number "
                         "with scores", **where(index, "scores"))
     _refuse_ungiven(field, properties[field], schema.get("$defs", {}), values or scores, index)
+    if (blank := next((key for key in scores if says_nothing(str(key))), None)) is not None:
+        raise TaskError(f"grade {json.dumps(blank)} of field '{field}' says nothing, so a reply that says nothing (an "
+                        f"empty grade, a judge cut short) would score {scores[blank]}: give each grade a word",
+                        **where(index, "scores"))
     if values is not None:
         scores, values = _keyed(scores, values, index), [grade_key(value) for value in values]
     if values is not None and set(scores) != set(values):
