@@ -24,6 +24,9 @@ Fixed:
    name, or a list of different model names`, where judge.model takes no list.
 8. A judge's grade that says nothing (`scores: {"": 1, no: 0}` of a string grade, `" "`, an Enum's `''`) refused
    (compiler.judges): a judge's empty reply (`{"verdict": ""}`) was graded, scored 1.
+9. A field naming a value of the task (`{a}`) in a system prompt (a task's, an info.yml's, `task.system`) or in an
+   example's user text refused naming the text (compiler.unfilled): those are sent as written, so the braces
+   reached the model as they were, before every sample.
 """
 
 from __future__ import annotations
@@ -149,3 +152,27 @@ def test_a_judge_grade_that_says_nothing_is_refused(tmp_path, grade, scores, bla
     assert ended(dry_run(tmp_path, judged(response=verdict(grade), scores=scores), "judge.model=m")) == refusal(
         f"in 'judges.yml': judges[0].scores: grade {blank} of field 'verdict' says nothing, so a reply that says "
         "nothing (an empty grade, a judge cut short) would score 1: give each grade a word")
+
+
+AS_WRITTEN = "{{a}} names a value of the task, but {}, so the braces would reach the model as they are: {}, or write " \
+             "the text without braces"
+SYSTEM = AS_WRITTEN.format("a system prompt is sent as written, the same before every sample",
+                           "write the field in the template")
+
+
+@pytest.mark.parametrize(("files", "given", "said"), [
+    ({"tasks.yml": TASK + "  system: 'You answer about {a}.'\n"}, (), "in 'tasks.yml': task 't': tasks[0].system: "
+     + SYSTEM),
+    ({"tasks.yml": TASK}, ("task.system='About {a}.'",), f"in 'config': task.system: {SYSTEM} (task 't' has a value 'a')"),
+    ({"tasks.yml": TASK + "  fewshot:\n    - {user: 'say {a}', assistant: '1'}\n"}, (),
+     "in 'tasks.yml': task 't': tasks[0].fewshot[0].user: " + AS_WRITTEN.format(
+         "an example's user text is sent as written", "give the example as {values: ..., assistant: ...}, which fill "
+         "the template"))])
+def test_a_value_field_in_text_sent_as_written_is_refused(tmp_path, files, given, said):
+    """Before: a dry run, `{a}` to be sent to the model as written."""
+    assert ended(dry_run(tmp_path, files, *given)) == refusal(said)
+
+
+def test_braces_naming_no_value_are_sent_as_written(tmp_path):
+    system = "  system: 'Answer as {\"answer\": 5}, about {b}.'\n"
+    assert dry_run(tmp_path, {"tasks.yml": TASK + system}).returncode == 0

@@ -24,6 +24,7 @@ from benchrun.compiler.schemas import SHOWN
 from benchrun.compiler.shots import refuse_shown_answers
 from benchrun.compiler.sources import TaskSpec, benchmark_files, read_tasks
 from benchrun.compiler.tasknames import select
+from benchrun.compiler.unfilled import refuse_unfilled
 from benchrun.compiler.usercode import contained, forget_local_modules, held_otherwise, local_modules
 from benchrun.core import secrets
 from benchrun.core.errors import ConfigError, TaskError
@@ -93,6 +94,7 @@ def _compiled(cfg: Mapping[str, Any], cwd: Path | None) -> Plan:
                 if path.suffix == ".py"}
     tasks, samples, rendered, shas = [], [], grid.Rendered(), {}  # shas: each scorer's source hashed once
     for spec in specs:
+        refuse_unfilled(spec, cfg["task"].get("system"))
         system, turns = cfg["task"].get("system") or spec.system, grid.turns(spec, limits)
         preamble = len(system or "") + sum(len(turn.user) + len(turn.assistant) for turn in turns)
         task_samples = grid.samples(spec, limits, rendered, preamble)
