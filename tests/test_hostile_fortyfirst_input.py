@@ -10,8 +10,9 @@ Fixed:
    that says why.
 3. A judge's number grade whose bounds let in no grade (`Field(ge=5, le=1)`, `gt=1, lt=2` of an int) refused at
    compile (compiler.gradebounds): the whole run was asked, then every judge reply refused (`verdict: 3 is greater
-   than the maximum of 1`), the judge's metric empty; one whose bounds let in one grade (`ge=1, le=1`) too: its
-   metric was that grade whatever the judge answered, as an Enum's grades all scored alike are refused.
+   than the maximum of 1`), the judge's metric empty; one whose bounds let in one grade (`ge=1, le=1`, an int's
+   `ge=0, le=1, multiple_of=2`) too: its metric was that grade whatever the judge answered, as an Enum's grades all
+   scored alike are refused.
 4. A judge's grade it scores that its format's own bounds refuse (an Enum field's `max_length=2`, a string's
    `pattern='^r'` beside scores for `wrong`) refused at compile (compiler.gradebounds): the judge could never give
    it.
@@ -76,6 +77,8 @@ REFUSED = "of field 'verdict' is one its format refuses ({}), so the judge never
     ("int = Field(ge=1, le=1)", None, "field 'verdict' is an integer with minimum 1, maximum 1, " + ONE.format(1)),
     ("float = Field(ge=0.5, le=0.5)", None, "field 'verdict' is a number with minimum 0.5, maximum 0.5, "
      + ONE.format(0.5)),
+    ("int = Field(ge=0, le=1, multiple_of=2)", None, "field 'verdict' is an integer with minimum 0, maximum 1, "
+     "multipleOf 2, " + ONE.format(0)),
     ("Grade = Field(max_length=2)", {"right": 1, "wrong": 0},
      'grade "right" ' + REFUSED.format('{"$ref": "#/$defs/Grade", "maxLength": 2}')),
     ("str = Field(pattern='^r')", {"right": 1, "wrong": 0},
@@ -89,7 +92,8 @@ def test_a_judge_grade_its_bounds_let_in_once_or_never_is_refused(tmp_path, grad
 
 @pytest.mark.parametrize("bounds", [
     {"type": "integer", "minimum": 1, "maximum": 2}, {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1},
-    {"type": "integer", "minimum": 1}, {"type": "integer", "exclusiveMinimum": 0.5, "maximum": 2}])
+    {"type": "integer", "minimum": 1}, {"type": "integer", "exclusiveMinimum": 0.5, "maximum": 2},
+    {"type": "integer", "minimum": -4, "maximum": -1, "multipleOf": 2}])
 def test_a_number_grade_its_bounds_let_in_twice_is_taken(bounds):
     assert number_bounds_fault(bounds) is None
 

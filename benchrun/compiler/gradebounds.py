@@ -22,8 +22,8 @@ def number_bounds_fault(prop: dict[str, Any]) -> str | None:
         return None
     low, high = max(lows), min(highs)  # (value, shut out) and (value, let in): the stricter of a tie
     shown = f"{'an integer' if prop.get('type') == 'integer' else 'a number'} with " + ", ".join(
-        f"{key} {json.dumps(value)}" for key, value in bounds.items())
-    count, first = _span(prop.get("type") == "integer", low, high)
+        f"{key} {json.dumps(prop[key])}" for key in (*bounds, "multipleOf") if key in prop)
+    count, first = _span(prop.get("type") == "integer", low, high, prop.get("multipleOf"))
     if count == 0:
         return f"is {shown}, which no grade is, so every reply of the judge would be refused"
     if count == 1:
@@ -32,13 +32,15 @@ def number_bounds_fault(prop: dict[str, Any]) -> str | None:
     return None
 
 
-def _span(integer: bool, low: tuple[Any, bool], high: tuple[Any, bool]) -> tuple[int, Any]:
+def _span(integer: bool, low: tuple[Any, bool], high: tuple[Any, bool], step: Any) -> tuple[int, Any]:
     """How many grades (0, 1, or 2 for more) lie between `low` (its value, whether it is left out) and `high` (its
-    value, whether it is let in), and the first."""
+    value, whether it is let in), an integer's a multiple of `step` (an integer's multipleOf), and the first."""
     if integer:
         first = math.floor(low[0]) + 1 if low[1] else math.ceil(low[0])
         last = math.floor(high[0]) if high[1] else math.ceil(high[0]) - 1
-        return min(max(last - first + 1, 0), 2), first
+        step = step if isinstance(step, int) and not isinstance(step, bool) and step > 0 else 1
+        first = -(-first // step) * step
+        return min(max((last - first) // step + 1, 0), 2), first
     if low[0] > high[0] or (low[0] == high[0] and (low[1] or not high[1])):
         return 0, low[0]
     return 1 + (low[0] < high[0]), low[0]
