@@ -37,7 +37,7 @@ import pytest
 from benchrun.compiler.gradebounds import number_bounds_fault, refused_grade
 from tests.helpers.p29_input import dry_run
 from tests.helpers.p30_input import TASK, ended, refusal
-from tests.helpers.p41_input import judged, verdict
+from tests.helpers.p41_input import compile_refusal, compiled_tasks, judged, verdict
 
 FOLDER = {"tasks/T/template.txt": "say {a}\n", "tasks/T/values.csv": "a,reference\n1,1\n"}
 TWICE = ("duplicate task name: {} differs from {} (in {}) only in its case, which a case-blind file "
@@ -50,18 +50,17 @@ TWICE = ("duplicate task name: {} differs from {} (in {}) only in its case, whic
      "in 'tasks.yml': task 'T': tasks[1].name: " + TWICE.format("'T'", "'t'", "tasks.yml")),
     ({**FOLDER, "tasks/t/template.txt": "say {a}\n", "tasks/t/values.csv": "a,reference\n1,1\n"},
      "in 'tasks/t': task 't': " + TWICE.format("'t'", "'T'", "tasks/T"))])
-def test_tasks_named_alike_but_for_case_or_unicode_form_are_refused(tmp_path, files, said):
+def test_tasks_named_alike_but_for_case_are_refused(tmp_path, files, said):
     """Before: a dry run of two tasks, `t` and `T`, one task on macOS."""
-    assert ended(dry_run(tmp_path, files)) == refusal(said)
+    assert compile_refusal(tmp_path, files) == said
 
 
-@pytest.mark.parametrize(("rubric", "why"), [
-    ("grade {response} }", "Single '}' encountered in format string"),
-    ("grade {response} {", "Single '{' encountered in format string")])
-def test_a_rubric_that_is_no_template_is_refused_in_one_line(tmp_path, rubric, why):
+def test_a_rubric_that_is_no_template_is_refused_in_one_line(tmp_path):
     """Before: `ValueError: Single '}' encountered in format string`, a traceback, exit 1."""
-    assert ended(dry_run(tmp_path, judged(rubric=rubric), "judge.model=m")) == refusal(
-        f"in 'judges.yml': judges[0].rubric: not a valid str.format template: {why}")
+    assert ended(dry_run(tmp_path, judged(rubric="grade {response} }"), "judge.model=m")) == refusal(
+        "in 'judges.yml': judges[0].rubric: not a valid str.format template: Single '}' encountered in format string")
+    assert compile_refusal(tmp_path / "b", judged(rubric="grade {response} {")) == (
+        "in 'judges.yml': judges[0].rubric: not a valid str.format template: Single '{' encountered in format string")
 
 
 NO_GRADE = "which no grade is, so every reply of the judge would be refused; give it a range of grades"
@@ -87,7 +86,7 @@ def test_a_judge_grade_its_bounds_let_in_once_or_never_is_refused(tmp_path, grad
     """Before: a run asked whole, then every judge reply refused (`verdict: 3 is greater than the maximum of 1`), or a
     metric of 1 whatever the judge said, or a grade scored that never came."""
     files = judged(response=verdict(grade), scores=scores)
-    assert ended(dry_run(tmp_path, files, "judge.model=m")) == refusal(f"in 'judges.yml': judges[0].score: {said}")
+    assert compile_refusal(tmp_path, files) == f"in 'judges.yml': judges[0].score: {said}"
 
 
 @pytest.mark.parametrize("bounds", [
@@ -116,7 +115,7 @@ TWO_ASKS = "example 2 asks \"say 9\", as example 1 does, {}: every sample of the
      "in 'tasks.yml': task 't': tasks[0].fewshot[1]: " + TWO_ASKS.format("answered otherwise"))])
 def test_two_examples_asking_one_question_are_refused(tmp_path, files, said):
     """Before: a dry run, every sample to be sent the question twice."""
-    assert ended(dry_run(tmp_path, files)) == refusal(said)
+    assert compile_refusal(tmp_path, files) == said
 
 
 UNSENT = ("a value named 'system' is not sent as the sample's system prompt: a task sends its own 'system' (one for "
@@ -134,26 +133,27 @@ DATA = "- name: t\n  template: say {a}\n  values_file: d.EXT\n"
      f"in 'tasks.yml': task 't': tasks[0].values.system: {UNSENT}")])
 def test_a_value_named_system_the_template_never_shows_is_refused(tmp_path, files, said):
     """Before: a dry run, the column kept as metadata and no system prompt sent."""
-    assert ended(dry_run(tmp_path, files)) == refusal(said)
+    assert compile_refusal(tmp_path, files) == said
 
 
 def test_a_value_named_system_the_template_shows_is_taken(tmp_path):
     files = {"tasks.yml": TASK.replace("{a: [1]}", "{a: [1], system: [x]}").replace("say {a}", "'{system}: {a}'")}
-    assert dry_run(tmp_path, files).returncode == 0
+    assert compiled_tasks(tmp_path, files) == ["t"]
 
 
-@pytest.mark.parametrize(("given", "said"), [("judge.model=", "judge.model: ''"), ("runner.model=' '", "runner.model: ' '")])
-def test_an_empty_model_name_is_said_as_itself(tmp_path, given, said):
+def test_an_empty_model_name_is_said_as_itself(tmp_path):
     """Before: `judge.model: a model name, or a list of different model names`, a list it takes none of."""
-    assert ended(dry_run(tmp_path, judged(), "judge.model=m", given)) == refusal(
-        f"in 'config': {said}, where a model's name is taken: give the model's name")
+    assert ended(dry_run(tmp_path, judged(), "judge.model=")) == refusal(
+        "in 'config': judge.model: '', where a model's name is taken: give the model's name")
+    assert compile_refusal(tmp_path / "b", judged(), model=" ") == (
+        "in 'config': runner.model: ' ', where a model's name is taken: give the model's name")
 
 
 @pytest.mark.parametrize(("grade", "scores", "blank"), [
     ("str", {"": 1, "no": 0}, '""'), ("str", {"yes": 0, " ": 1}, '" "'), ("Literal['', 'no']", {"": 1, "no": 0}, '""')])
 def test_a_judge_grade_that_says_nothing_is_refused(tmp_path, grade, scores, blank):
     """Before: a judge's reply `{"verdict": ""}` graded "", scored 1."""
-    assert ended(dry_run(tmp_path, judged(response=verdict(grade), scores=scores), "judge.model=m")) == refusal(
+    assert compile_refusal(tmp_path, judged(response=verdict(grade), scores=scores)) == (
         f"in 'judges.yml': judges[0].scores: grade {blank} of field 'verdict' says nothing, so a reply that says "
         "nothing (an empty grade, a judge cut short) would score 1: give each grade a word")
 
@@ -164,19 +164,23 @@ SYSTEM = AS_WRITTEN.format("a system prompt is sent as written, the same before 
                            "write the field in the template")
 
 
-@pytest.mark.parametrize(("files", "given", "said"), [
-    ({"tasks.yml": TASK + "  system: 'You answer about {a}.'\n"}, (), "in 'tasks.yml': task 't': tasks[0].system: "
+@pytest.mark.parametrize(("files", "said"), [
+    ({"tasks.yml": TASK + "  system: 'You answer about {a}.'\n"}, "in 'tasks.yml': task 't': tasks[0].system: "
      + SYSTEM),
-    ({"tasks.yml": TASK}, ("task.system='About {a}.'",), f"in 'config': task.system: {SYSTEM} (task 't' has a value 'a')"),
-    ({"tasks.yml": TASK + "  fewshot:\n    - {user: 'say {a}', assistant: '1'}\n"}, (),
+    ({"tasks.yml": TASK + "  fewshot:\n    - {user: 'say {a}', assistant: '1'}\n"},
      "in 'tasks.yml': task 't': tasks[0].fewshot[0].user: " + AS_WRITTEN.format(
          "an example's user text is sent as written", "give the example as {values: ..., assistant: ...}, which fill "
          "the template"))])
-def test_a_value_field_in_text_sent_as_written_is_refused(tmp_path, files, given, said):
+def test_a_value_field_in_text_sent_as_written_is_refused(tmp_path, files, said):
     """Before: a dry run, `{a}` to be sent to the model as written."""
-    assert ended(dry_run(tmp_path, files, *given)) == refusal(said)
+    assert compile_refusal(tmp_path, files) == said
+
+
+def test_a_value_field_in_task_system_is_refused(tmp_path):
+    assert ended(dry_run(tmp_path, {"tasks.yml": TASK}, "task.system='About {a}.'")) == refusal(
+        f"in 'config': task.system: {SYSTEM} (task 't' has a value 'a')")
 
 
 def test_braces_naming_no_value_are_sent_as_written(tmp_path):
     system = "  system: 'Answer as {\"answer\": 5}, about {b}.'\n"
-    assert dry_run(tmp_path, {"tasks.yml": TASK + system}).returncode == 0
+    assert compiled_tasks(tmp_path, {"tasks.yml": TASK + system}) == ["t"]
