@@ -28,6 +28,10 @@ Fixed:
 9. A field naming a value of the task (`{a}`) in a system prompt (a task's, an info.yml's, `task.system`) or in an
    example's user text refused naming the text (compiler.unfilled): those are sent as written, so the braces
    reached the model as they were, before every sample.
+10. A task folder's file named as one benchrun reads at the benchmark's top alone (`tasks/t/judges.yml`,
+    `tasks/t/tasks.yml`, `tasks/t/custom_scorer.py`) refused naming it (compiler.lookalikes): it was read by
+    nothing, the top judges.yml's judge of that name grading the task with another rubric, the folder's tasks.yml's
+    tasks never asked.
 """
 
 from __future__ import annotations
@@ -184,3 +188,19 @@ def test_a_value_field_in_task_system_is_refused(tmp_path):
 def test_braces_naming_no_value_are_sent_as_written(tmp_path):
     system = "  system: 'Answer as {\"answer\": 5}, about {b}.'\n"
     assert compiled_tasks(tmp_path, {"tasks.yml": TASK + system}) == ["t"]
+
+
+TOP_ALONE = ("{0} is read at the benchmark's top alone ({0}, beside tasks/), so a task folder's is read by nothing, "
+             "and its task run without it: move it to the benchmark's folder, or its content into the one there")
+
+
+@pytest.mark.parametrize(("name", "files"), [
+    ("judges.yml", {**judged(), "tasks/t/info.yml": "judge: j\n",
+                    "tasks/t/judges.yml": judged(rubric="mine {response}")["judges.yml"]}),
+    ("tasks.yml", {"tasks/t/tasks.yml": TASK.replace("name: t", "name: u")})])
+def test_a_task_folders_file_read_at_the_top_alone_is_refused(tmp_path, name, files):
+    """Before: a dry run, the folder's file read by nothing (the top judges.yml's rubric grading, task u never
+    asked)."""
+    files = {**files, "tasks/t/template.txt": "say {a}\n", "tasks/t/values.csv": "a,reference\n1,1\n"}
+    files.pop("tasks.yml", None)
+    assert compile_refusal(tmp_path, files) == f"in 'tasks/t/{name}': task 't': " + TOP_ALONE.format(name)
