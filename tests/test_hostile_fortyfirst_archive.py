@@ -1,0 +1,54 @@
+"""Hostile input, fortyfirst pass, the archive and audit side (pass 40's rules checked to hold together, then a fresh
+pass): the cases it found bad, each with the rule it now obeys.
+
+Pass 40's rules together:
+
+1. a sync tool's conflict copy of a run's file that another tool is still bringing in
+   (`responses.sync-conflict-20261207-101010-ABCDEFG.jsonl.Ab12Cd34.partial`, rclone's) or that a compressor
+   compressed in place (`run_conflict-20261207-101010.json.gz`, `gzip -r`): verify said the run intact, the other
+   version left unsaid. A conflict copy is known in each form a file of the run is (compressed, being copied in, as
+   `core.filebytes.kept_elsewhere` knows them), and one whose bytes cannot be read as they are fails verify
+   (`core.conflictnames`, `audit.conflictcopies`)
+2. a run folder whose run.json the sync tool kept only as a conflict copy (`run (gpu2's conflicted copy
+   2026-12-07).json`, no run.json): listed `no run.json, though it holds a run's ...`, the one version of its run.json
+   there unnamed, as it is named when renamed (`run.json.orig`). Named, as the tool's conflict copy
+   (`archive.arriving.part_copied`)
+"""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.helpers.auditcli import audit
+from tests.helpers.p41_archive import with_copy
+
+TWO_MACHINES = "(the run's folder was written on two machines at once)"
+
+# -- pass 40's rules together ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("name", "copy", "tool", "veiled"), [
+    ("responses.jsonl", "responses.sync-conflict-20261207-101010-ABCDEFG.jsonl.Ab12Cd34.partial", "Syncthing",
+     "rclone is still copying it here"),
+    ("run.json", "run_conflict-20261207-101010.json.gz", "ownCloud", "gzip compressed it")])
+def test_a_conflict_copy_compressed_or_still_coming_fails_verify(tmp_path, name, copy, tool, veiled):
+    with_copy(tmp_path / "r", name, copy, b"\x1f\x8b")
+    done = audit(tmp_path, "verify", "r")
+    assert [line for line in done.stdout.splitlines() if "conflict copy of" in line] == [
+        f"FAIL  {copy}: {tool}'s conflict copy of {name} {TWO_MACHINES}, and {veiled}: a version of {name} no digest "
+        "of the run covers, whose bytes were not compared (it may hold answers the run lacks): let it be whole, "
+        "compare the two, and keep one"]
+    assert done.returncode == 1
+
+
+def test_a_run_whose_run_json_is_left_only_as_a_conflict_copy_is_listed_naming_it(tmp_path):
+    copy = "run (gpu2's conflicted copy 2026-12-07).json"
+    run_dir = with_copy(tmp_path / "r", "run.json", copy)
+    (run_dir / "run.json").unlink()
+    listed = json.loads(audit(tmp_path, "list", str(tmp_path), "--json").stdout)
+    assert [(entry["status"], entry["reason"]) for entry in listed] == [
+        ("unreadable", f"in '{run_dir}': no run.json, though it holds a run's records.sha256, responses.jsonl, "
+                       "seal.json: a copy of the run stopped part way, or still coming (run (gpu2's conflicted copy "
+                       "2026-12-07).json is here: Dropbox (or Nextcloud)'s conflict copy of its run.json, the one "
+                       "version left)")]
