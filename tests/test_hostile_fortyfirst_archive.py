@@ -13,15 +13,24 @@ Pass 40's rules together:
    2026-12-07).json`, no run.json): listed `no run.json, though it holds a run's ...`, the one version of its run.json
    there unnamed, as it is named when renamed (`run.json.orig`). Named, as the tool's conflict copy
    (`archive.arriving.part_copied`)
+
+A fresh pass:
+
+3. a run whose model's name or label holds what prints nothing yet changes what is seen (a right-to-left override,
+   U+202E, that shows `gpt\u202e5-ledom` as `gptmodel-5`; a zero-width space): `report` wrote it as it was into the
+   page, where pass 9 made `list`, `show`, `compare` and `verify` print such characters as their escapes. The report
+   shows every text of the archive as the commands do, then HTML-escaped (`audit.report_text.html_text`)
 """
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
+from tests.helpers.archives import synthetic_run
 from tests.helpers.auditcli import audit
-from tests.helpers.p41_archive import with_copy
+from tests.helpers.p41_archive import report_of, with_copy
 
 TWO_MACHINES = "(the run's folder was written on two machines at once)"
 
@@ -52,3 +61,16 @@ def test_a_run_whose_run_json_is_left_only_as_a_conflict_copy_is_listed_naming_i
                        "seal.json: a copy of the run stopped part way, or still coming (run (gpu2's conflicted copy "
                        "2026-12-07).json is here: Dropbox (or Nextcloud)'s conflict copy of its run.json, the one "
                        "version left)")]
+
+
+# -- a fresh pass ------------------------------------------------------------------------------------------------------
+
+UNSEEN_NAME = "gpt\u202e5-ledom\u200b"
+"""A model's name with a right-to-left override (shown as `gptmodel-5`) and a zero-width space."""
+
+
+def test_the_report_shows_what_prints_nothing_in_a_name_as_its_escape(tmp_path):
+    run_dir = synthetic_run(tmp_path / "r", [1, 0], model=UNSEEN_NAME, label=UNSEEN_NAME)
+    page = report_of(run_dir, tmp_path / "report.html")
+    assert [char for char in "\u202e\u200b" if char in page] == []
+    assert re.findall("<h1>.*?</h1>", page) == ["<h1>benchrun report: synthetic · gpt\\u202e5-ledom\\u200b</h1>"]
