@@ -20,6 +20,10 @@ A fresh pass:
    U+202E, that shows `gpt\u202e5-ledom` as `gptmodel-5`; a zero-width space): `report` wrote it as it was into the
    page, where pass 9 made `list`, `show`, `compare` and `verify` print such characters as their escapes. The report
    shows every text of the archive as the commands do, then HTML-escaped (`audit.report_text.html_text`)
+4. `export --format csv` of a run with a text longer than a spreadsheet's cell holds (a label or an answer of 40,000
+   characters, past Excel's 32,767) or with more rows than its sheet holds (1,048,576, the header's among them): written
+   unsaid, and a spreadsheet opening it cuts the cell short or leaves the rows out, unsaid too. Written as it was, and
+   said in a warning each, with `--format jsonl`, which keeps them whole (`audit.export`)
 """
 from __future__ import annotations
 
@@ -28,6 +32,7 @@ import re
 
 import pytest
 
+from benchrun.audit import export
 from tests.helpers.archives import synthetic_run
 from tests.helpers.auditcli import audit
 from tests.helpers.p41_archive import report_of, with_copy
@@ -74,3 +79,19 @@ def test_the_report_shows_what_prints_nothing_in_a_name_as_its_escape(tmp_path):
     page = report_of(run_dir, tmp_path / "report.html")
     assert [char for char in "\u202e\u200b" if char in page] == []
     assert re.findall("<h1>.*?</h1>", page) == ["<h1>benchrun report: synthetic · gpt\\u202e5-ledom\\u200b</h1>"]
+
+
+WHOLE = "`--format jsonl` keeps every one whole"
+
+
+def test_an_export_a_spreadsheet_cannot_hold_whole_is_said(tmp_path, monkeypatch):
+    synthetic_run(tmp_path / "r", [1, 0], label="x" * 40_000)
+    monkeypatch.setattr(export, "SHEET_ROWS", 3)
+    done = audit(tmp_path, "export", "r", "--output", "out.csv")
+    assert (done.returncode, done.stderr.splitlines()) == (0, [
+        "benchrun: warning: export: 4 cells of more characters than a spreadsheet's cell holds (Excel's 32,767), the "
+        f"first row 2's label (40,000): one opening the CSV cuts them short; {WHOLE}",
+        "benchrun: warning: export: 5 rows with its header, more than a spreadsheet's sheet holds (Excel's 3): one "
+        f"opening the CSV leaves the last 2 out; {WHOLE}"])
+    assert len((tmp_path / "out.csv").read_text().splitlines()) == 5
+    assert audit(tmp_path, "export", "r", "--format", "jsonl").stderr == ""
