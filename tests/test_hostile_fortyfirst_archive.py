@@ -24,6 +24,9 @@ A fresh pass:
    characters, past Excel's 32,767) or with more rows than its sheet holds (1,048,576, the header's among them): written
    unsaid, and a spreadsheet opening it cuts the cell short or leaves the rows out, unsaid too. Written as it was, and
    said in a warning each, with `--format jsonl`, which keeps them whole (`audit.export`)
+5. `compare` of a run and its retry (or a merge and one of its shards), either first: the answers the retry carried
+   are the parent's records, agreeing because they are one, and compare paired them as two askings (delta 0, p 1)
+   without a word. A run made of the other's answers is said to be, on its `vs` line (`audit.kinship`)
 """
 from __future__ import annotations
 
@@ -95,3 +98,18 @@ def test_an_export_a_spreadsheet_cannot_hold_whole_is_said(tmp_path, monkeypatch
         f"opening the CSV leaves the last 2 out; {WHOLE}"])
     assert len((tmp_path / "out.csv").read_text().splitlines()) == 5
     assert audit(tmp_path, "export", "r", "--format", "jsonl").stderr == ""
+
+
+CARRIED = "the answers carried are {} own records, not asked again, so they agree by being one"
+
+
+def test_compare_says_a_run_is_made_of_the_others_answers(tmp_path):
+    synthetic_run(tmp_path / "r", [1, 0])
+    parent = {"run_id": "5" * 12, "path": str(tmp_path / "elsewhere"), "carried": 1, "asked": 1}
+    synthetic_run(tmp_path / "r.retry1", [1, 1], run_id="6" * 12, parent=parent)
+    said = [[line for line in audit(tmp_path, "compare", *pair).stdout.splitlines() if line.startswith("vs ")]
+            for pair in (("r", "r.retry1"), ("r.retry1", "r"))]
+    assert said == [
+        [f"vs m 666666666666 (r.retry1): a retry (1 answer carried) of the baseline, run 555555555555: "
+         + CARRIED.format("the baseline's")],
+        ["vs m 555555555555 (r): the baseline is a retry (1 answer carried) of it: " + CARRIED.format("its")]]
