@@ -27,6 +27,9 @@ A fresh pass:
 5. `compare` of a run and its retry (or a merge and one of its shards), either first: the answers the retry carried
    are the parent's records, agreeing because they are one, and compare paired them as two askings (delta 0, p 1)
    without a word. A run made of the other's answers is said to be, on its `vs` line (`audit.kinship`)
+6. `merge` of shard runs made on two machines whose Ollama servers are of two versions (0.12.6 and 0.13.0): merged
+   without a word, answers of two builds of the engine in one run, where a resume or retry asking another build than
+   the run's is refused (`audit.samemodel`). Refused, the model's and the judge model's alike (`audit.merge`)
 """
 from __future__ import annotations
 
@@ -113,3 +116,14 @@ def test_compare_says_a_run_is_made_of_the_others_answers(tmp_path):
         [f"vs m 666666666666 (r.retry1): a retry (1 answer carried) of the baseline, run 555555555555: "
          + CARRIED.format("the baseline's")],
         ["vs m 555555555555 (r): the baseline is a retry (1 answer carried) of it: " + CARRIED.format("its")]]
+
+
+def test_a_merge_of_shards_asked_of_two_builds_of_the_engine_is_refused(tmp_path):
+    for name, run_id, index, version in (("s1", "5" * 12, 1, "0.12.6"), ("s2", "6" * 12, 2, "0.13.0")):
+        synthetic_run(tmp_path / name, [1, 0], run_id=run_id, shard={"index": index, "count": 2},
+                      identity={"name": "m", "digest": "ab" * 32, "server_version": version})
+    done = audit(tmp_path, "merge", "s1", "s2", "--into", "merged")
+    assert (done.returncode, done.stderr, (tmp_path / "merged").exists()) == (4, (
+        "benchrun: error: shard runs 555555555555 (1/2) and 666666666666 (2/2) asked their model of two builds of its "
+        "engine: server version '0.12.6' and server version '0.13.0'; answers of two builds of its engine cannot be "
+        "told apart in one run\n"), False)

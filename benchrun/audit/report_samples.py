@@ -83,8 +83,8 @@ def samples_view(scored: list[Job], shown: dict[str, tuple[list[Sample], int]], 
             left_out = f"; showing the first {len(samples)}, {total - len(samples)} left out"
         rows = [[_sample_cell(sample), *(_answer_cell(records[job.label], sample) for job in scored)]
                 for sample in samples]
-        parts.append(f'<details class="task"><summary>{html_text(task)} ({counted(total, "sample")}{left_out})</summary>'
-                     f'{_chat_view(scored, task)}'
+        parts.append(f'<details class="task"><summary>{html_text(task)} ({counted(total, "sample")}{left_out})'
+                     f'</summary>{_chat_view(scored, task)}'
                      f'{table(["sample", *(html_text(job.label) for job in scored)], rows)}</details>')
     return "".join(parts)
 

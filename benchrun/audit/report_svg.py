@@ -105,5 +105,6 @@ def _whisker(bar: Bar, x: float, scale: Scale) -> str:
 def legend(labels: list[str]) -> str:
     """The runs' colours, as an HTML list shown once above the charts."""
     items = "".join(f'<li><svg width="12" height="12" aria-hidden="true"><rect width="12" height="12" '
-                    f'fill="{COLORS[i % len(COLORS)]}"/></svg> {html_text(label)}</li>' for i, label in enumerate(labels))
+                    f'fill="{COLORS[i % len(COLORS)]}"/></svg> {html_text(label)}</li>'
+                    for i, label in enumerate(labels))
     return f'<ul class="legend">{items}</ul>'
