@@ -30,11 +30,17 @@ A fresh pass:
 6. `merge` of shard runs made on two machines whose Ollama servers are of two versions (0.12.6 and 0.13.0): merged
    without a word, answers of two builds of the engine in one run, where a resume or retry asking another build than
    the run's is refused (`audit.samemodel`). Refused, the model's and the judge model's alike (`audit.merge`)
+7. an archive on a NAS (a Synology's or a QNAP's shared folder, mounted over NFS or SMB): its recycle bin (`#recycle`,
+   `@Recycle`) and snapshots (`#snapshot/GMT+00_.../`, `@Recently-Snapshot`) were walked, their runs listed as live
+   ones, and a run named by its id refused as `the id of 4 run directories (copies of one run?)`; the index folder a
+   Synology puts in every folder (`@eaDir/run.json/`, named for the file) listed `unreadable` inside the run. Passed
+   over as Windows' recycle bin is (`archive.lookup.OS_KEPT`)
 """
 from __future__ import annotations
 
 import json
 import re
+import shutil
 
 import pytest
 
@@ -113,7 +119,7 @@ def test_compare_says_a_run_is_made_of_the_others_answers(tmp_path):
     said = [[line for line in audit(tmp_path, "compare", *pair).stdout.splitlines() if line.startswith("vs ")]
             for pair in (("r", "r.retry1"), ("r.retry1", "r"))]
     assert said == [
-        [f"vs m 666666666666 (r.retry1): a retry (1 answer carried) of the baseline, run 555555555555: "
+        ["vs m 666666666666 (r.retry1): a retry (1 answer carried) of the baseline, run 555555555555: "
          + CARRIED.format("the baseline's")],
         ["vs m 555555555555 (r): the baseline is a retry (1 answer carried) of it: " + CARRIED.format("its")]]
 
@@ -127,3 +133,14 @@ def test_a_merge_of_shards_asked_of_two_builds_of_the_engine_is_refused(tmp_path
         "benchrun: error: shard runs 555555555555 (1/2) and 666666666666 (2/2) asked their model of two builds of its "
         "engine: server version '0.12.6' and server version '0.13.0'; answers of two builds of its engine cannot be "
         "told apart in one run\n"), False)
+
+
+def test_the_folders_a_nas_keeps_are_passed_over(tmp_path):
+    run_dir = synthetic_run(tmp_path / "runs" / "r", [1, 0])
+    for kept in ("#recycle/r", "#snapshot/GMT+00_2026.12.07-10.00.00/r", "@Recycle/r", "@Recently-Snapshot/r"):
+        shutil.copytree(run_dir, tmp_path / "runs" / kept)
+    (run_dir / "@eaDir" / "run.json").mkdir(parents=True)
+    listed = json.loads(audit(tmp_path, "list", str(tmp_path / "runs"), "--json").stdout)
+    assert [entry["path"] for entry in listed] == [str(run_dir)]
+    done = audit(tmp_path, "show", "5555", "--root", str(tmp_path / "runs"), "--json")
+    assert (done.returncode, json.loads(done.stdout)["path"]) == (0, str(run_dir))
