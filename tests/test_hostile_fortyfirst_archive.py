@@ -35,6 +35,9 @@ A fresh pass:
    ones, and a run named by its id refused as `the id of 4 run directories (copies of one run?)`; the index folder a
    Synology puts in every folder (`@eaDir/run.json/`, named for the file) listed `unreadable` inside the run. Passed
    over as Windows' recycle bin is (`archive.lookup.OS_KEPT`)
+8. a run's folder Seafile keeps in step, written on two machines at once: its conflict copy (`responses (SFConflict
+   ann@example.com 2026-12-07-10-10-10).jsonl`) holding another version was left unsaid, verify saying the run intact,
+   where Syncthing's, Dropbox's and ownCloud's fail it. Known as theirs are (`core.conflictnames.CONFLICTS`)
 """
 from __future__ import annotations
 
@@ -144,3 +147,13 @@ def test_the_folders_a_nas_keeps_are_passed_over(tmp_path):
     assert [entry["path"] for entry in listed] == [str(run_dir)]
     done = audit(tmp_path, "show", "5555", "--root", str(tmp_path / "runs"), "--json")
     assert (done.returncode, json.loads(done.stdout)["path"]) == (0, str(run_dir))
+
+
+def test_a_seafile_conflict_copy_of_a_runs_file_fails_verify(tmp_path):
+    copy = "responses (SFConflict ann@example.com 2026-12-07-10-10-10).jsonl"
+    with_copy(tmp_path / "r", "responses.jsonl", copy, b'{"id": "t:a=2"}\n')
+    done = audit(tmp_path, "verify", "r")
+    assert [line for line in done.stdout.splitlines() if "conflict copy of" in line] == [
+        f"FAIL  {copy}: Seafile's conflict copy of responses.jsonl {TWO_MACHINES}: another version of responses.jsonl, "
+        "which no digest of the run covers (it may hold answers the run lacks): compare the two, and keep one"]
+    assert done.returncode == 1

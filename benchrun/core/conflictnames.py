@@ -1,5 +1,5 @@
 """The names a sync tool gives the version of a file it keeps aside in a conflict (Syncthing, Dropbox, Nextcloud,
-ownCloud), as such a copy stands on a disk: whole, compressed in place, or still being brought in."""
+ownCloud, Seafile), as such a copy stands on a disk: whole, compressed in place, or still being brought in."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from benchrun.core.filebytes import COMPRESSED, COPYING, SYNCING
 
 CONFLICTS = {"Syncthing": r"{stem}\.sync-conflict-\d{{8}}-\d{{6}}-[A-Z0-9]{{7}}{ext}",
              "Dropbox (or Nextcloud)": r"{stem} \([^()]*conflicted copy[^()]*\){ext}",
-             "ownCloud": r"{stem}_conflict-\d{{8}}-\d{{6}}{ext}"}
+             "ownCloud": r"{stem}_conflict-\d{{8}}-\d{{6}}{ext}",
+             "Seafile": r"{stem} \(SFConflict [^()]*\){ext}"}
 """The name each sync tool gives the version of a file it keeps aside in a conflict: `{stem}` and `{ext}` the
 file's (`run`, `.json`)."""
 
