@@ -38,6 +38,10 @@ A fresh pass:
 8. a run's folder Seafile keeps in step, written on two machines at once: its conflict copy (`responses (SFConflict
    ann@example.com 2026-12-07-10-10-10).jsonl`) holding another version was left unsaid, verify saying the run intact,
    where Syncthing's, Dropbox's and ownCloud's fail it. Known as theirs are (`core.conflictnames.CONFLICTS`)
+9. `export --output rows.jsonl` with --format forgotten (CSV, the default, written into a file named JSONL),
+   `--output rows.xlsx` (CSV in a file a spreadsheet then refuses to open as Excel's), `--format jsonl --output
+   rows.CSV`: written as asked, under a name that says another format. Refused, naming the format the name says and
+   what to do, nothing written; a name of no known format's suffix (`rows.txt`) is written (`audit.export.SUFFIXES`)
 """
 from __future__ import annotations
 
@@ -157,3 +161,17 @@ def test_a_seafile_conflict_copy_of_a_runs_file_fails_verify(tmp_path):
         f"FAIL  {copy}: Seafile's conflict copy of responses.jsonl {TWO_MACHINES}: another version of responses.jsonl, "
         "which no digest of the run covers (it may hold answers the run lacks): compare the two, and keep one"]
     assert done.returncode == 1
+
+
+@pytest.mark.parametrize(("args", "said"), [
+    (("--output", "rows.jsonl"), "the name 'rows.jsonl' says jsonl, and the export is csv (--format csv): give "
+                                 "--format jsonl, or name the file .csv"),
+    (("--output", "rows.xlsx"), "the name 'rows.xlsx' says Excel, and the export is csv (--format csv): export writes "
+                                "csv or jsonl: name the file .csv"),
+    (("--format", "jsonl", "--output", "rows.CSV"), "the name 'rows.CSV' says csv, and the export is jsonl (--format "
+                                                    "jsonl): give --format csv, or name the file .jsonl")])
+def test_an_export_to_a_file_named_for_another_format_is_refused(tmp_path, args, said):
+    synthetic_run(tmp_path / "r", [1, 0])
+    done = audit(tmp_path, "export", "r", *args)
+    assert (done.returncode, done.stderr, sorted(path.name for path in tmp_path.iterdir())) == (
+        2, f"benchrun: error: --output: {said}\n", ["r"])
