@@ -40,8 +40,10 @@ A fresh pass:
    where Syncthing's, Dropbox's and ownCloud's fail it. Known as theirs are (`core.conflictnames.CONFLICTS`)
 9. `export --output rows.jsonl` with --format forgotten (CSV, the default, written into a file named JSONL),
    `--output rows.xlsx` (CSV in a file a spreadsheet then refuses to open as Excel's), `--format jsonl --output
-   rows.CSV`: written as asked, under a name that says another format. Refused, naming the format the name says and
-   what to do, nothing written; a name of no known format's suffix (`rows.txt`) is written (`audit.export.SUFFIXES`)
+   rows.CSV`, `report --output report.pdf`: written as asked, under a name that says another format (a CSV export
+   named `.html` is opened by a browser as a page, its answers' markup and all). Refused, naming the format the name
+   says and what to do, nothing written; a name of no known format's suffix (`rows.txt`) is written
+   (`audit.outputname`)
 """
 from __future__ import annotations
 
@@ -166,12 +168,14 @@ def test_a_seafile_conflict_copy_of_a_runs_file_fails_verify(tmp_path):
 @pytest.mark.parametrize(("args", "said"), [
     (("--output", "rows.jsonl"), "the name 'rows.jsonl' says jsonl, and the export is csv (--format csv): give "
                                  "--format jsonl, or name the file .csv"),
-    (("--output", "rows.xlsx"), "the name 'rows.xlsx' says Excel, and the export is csv (--format csv): export writes "
+    (("--output", "rows.xlsx"), "the name 'rows.xlsx' says Excel, and the export is csv (--format csv): it writes "
                                 "csv or jsonl: name the file .csv"),
     (("--format", "jsonl", "--output", "rows.CSV"), "the name 'rows.CSV' says csv, and the export is jsonl (--format "
-                                                    "jsonl): give --format csv, or name the file .jsonl")])
-def test_an_export_to_a_file_named_for_another_format_is_refused(tmp_path, args, said):
+                                                    "jsonl): give --format csv, or name the file .jsonl"),
+    (("--output", "report.pdf"), "the name 'report.pdf' says PDF, and the report is html: it writes html: name the "
+                                 "file .html")])
+def test_an_output_named_for_another_format_is_refused(tmp_path, args, said):
     synthetic_run(tmp_path / "r", [1, 0])
-    done = audit(tmp_path, "export", "r", *args)
+    done = audit(tmp_path, "report" if args[-1] == "report.pdf" else "export", "r", *args)
     assert (done.returncode, done.stderr, sorted(path.name for path in tmp_path.iterdir())) == (
         2, f"benchrun: error: --output: {said}\n", ["r"])

@@ -9,7 +9,6 @@ import json
 import sys
 import unicodedata
 from contextlib import nullcontext
-from pathlib import Path
 from typing import IO, Any, Sequence
 
 from benchrun.archive.atomic import atomic_file
@@ -17,8 +16,9 @@ from benchrun.archive.reader import Run
 from benchrun.archive.rows import columns, export_rows
 from benchrun.audit import arguments
 from benchrun.audit.named import one_each, runs_named
+from benchrun.audit.outputname import suffix_fits
 from benchrun.console.output import warning
-from benchrun.core.errors import EXIT, ConfigError
+from benchrun.core.errors import EXIT
 from benchrun.core.text import counted
 
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\0")
@@ -113,22 +113,6 @@ def utf8(stream: IO[str]) -> IO[str]:
     return stream
 
 
-SUFFIXES = {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "JSON", ".tsv": "tab-separated",
-            ".xlsx": "Excel", ".xls": "Excel", ".ods": "OpenDocument spreadsheet", ".parquet": "Parquet"}
-"""The formats a file's name says it holds, by suffix (in lower case): what export writes, and those a program opening
-the file by its name would read it as, which export does not write."""
-
-
-def _suffix_fits(output: Path, written: str) -> None:
-    """Refuse an --output whose name says another format than the one written (`rows.jsonl` of a CSV export: the
-    default format, --format forgotten; `rows.xlsx`, which a spreadsheet refuses to open as CSV)."""
-    said = SUFFIXES.get(output.suffix.lower(), written)
-    if said != written:
-        fix = f"give --format {said}, or" if said in WRITERS else "export writes csv or jsonl:"
-        raise ConfigError(f"the name '{output.name}' says {said}, and the export is {written} (--format {written}): "
-                          f"{fix} name the file .{written}", key="--output")
-
-
 def main(args: argparse.Namespace) -> int:
     """Write the rows to standard output, or to --output whole or not at all (a failed export leaves the file that
     was there as it was)."""
@@ -139,6 +123,6 @@ def main(args: argparse.Namespace) -> int:
               else nullcontext(utf8(sys.stdout)))
     with target as out:
         if named:  # once the file is known to be no file of the archive's
-            _suffix_fits(args.output, args.format)
+            suffix_fits(args.output, args.format, "export", tuple(WRITERS), "--format")
         WRITERS[args.format](runs, out, args.text)
     return EXIT["ok"]

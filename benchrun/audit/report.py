@@ -20,6 +20,7 @@ from benchrun.archive.reader import DEFAULT_ROOT, PathLike, Run, load_run
 from benchrun.archive.speed import speed_of
 from benchrun.audit import arguments
 from benchrun.audit.named import say_passed_over
+from benchrun.audit.outputname import suffix_fits
 from benchrun.audit.report_page import Job, charts, headline, metric_lines, overview, provenance, speed_charts
 from benchrun.audit.report_samples import read_records, samples_view, shown_samples
 from benchrun.audit.report_text import html_text
@@ -59,6 +60,7 @@ def write_report(refs: PathLike | Sequence[PathLike], output: PathLike | None = 
     output = Path(output)
     if named:
         named_output(output)  # refused before a folder is made for it (a rescore's, in a sealed run)
+        suffix_fits(output, "html", "report")
     with writing(output):
         _make_folder(output.parent)
     write_atomic(output, render(label_jobs(jobs)).encode("utf-8"), follow=named)
