@@ -11,8 +11,8 @@ Pass 40's rules together:
    (`core.conflictnames`, `audit.conflictcopies`)
 2. a run folder whose run.json the sync tool kept only as a conflict copy (`run (gpu2's conflicted copy
    2026-12-07).json`, no run.json): listed `no run.json, though it holds a run's ...`, the one version of its run.json
-   there unnamed, as it is named when renamed (`run.json.orig`). Named, as the tool's conflict copy
-   (`archive.arriving.part_copied`)
+   there unnamed, as it is named when renamed (`run.json.orig`). Named, as the tool's conflict copy, and how it
+   stands when compressed or still coming (`archive.arriving.part_copied`)
 
 A fresh pass:
 
@@ -179,3 +179,12 @@ def test_an_output_named_for_another_format_is_refused(tmp_path, args, said):
     done = audit(tmp_path, "report" if args[-1] == "report.pdf" else "export", "r", *args)
     assert (done.returncode, done.stderr, sorted(path.name for path in tmp_path.iterdir())) == (
         2, f"benchrun: error: --output: {said}\n", ["r"])
+
+
+def test_a_run_whose_run_json_is_left_only_as_a_conflict_copy_still_coming_is_listed_so(tmp_path):
+    copy = "run.sync-conflict-20261207-101010-ABCDEFG.json.gz"
+    run_dir = with_copy(tmp_path / "r", "run.json", copy)
+    (run_dir / "run.json").unlink()
+    listed = json.loads(audit(tmp_path, "list", str(tmp_path), "--json").stdout)
+    assert [entry["reason"].split(" (", 1)[1] for entry in listed] == [
+        f"{copy} is here: Syncthing's conflict copy of its run.json, the one version left, and gzip compressed it)"]

@@ -36,7 +36,9 @@ def part_copied(folder: Path) -> str | None:
     said = f"no {RUN}, though it holds a run's {', '.join(held)}: a copy of the run stopped part way, or still coming"
     names = names_in(folder)
     if kept := conflict_copies_of(RUN, names):
-        return f"{said} ({kept[0].name} is here: {kept[0].tool}'s conflict copy of its {RUN}, the one version left)"
+        copy = kept[0]
+        veiled = f", and {copy.veiled}" if copy.veiled else ""
+        return f"{said} ({copy.name} is here: {copy.tool}'s conflict copy of its {RUN}, the one version left{veiled})"
     renamed = next((name for name in names if name.startswith(RUN) and name != RUN), None)
     return said if renamed is None else f"{said} ({renamed} is here: its {RUN} renamed, or half copied)"
 
