@@ -56,7 +56,7 @@ import pytest
 from benchrun.audit import export
 from tests.helpers.archives import synthetic_run
 from tests.helpers.auditcli import audit
-from tests.helpers.p41_archive import report_of, with_copy
+from tests.helpers.p41_archive import conflicts_said, report_of, with_copy
 
 TWO_MACHINES = "(the run's folder was written on two machines at once)"
 
@@ -69,12 +69,10 @@ TWO_MACHINES = "(the run's folder was written on two machines at once)"
     ("run.json", "run_conflict-20261207-101010.json.gz", "ownCloud", "gzip compressed it")])
 def test_a_conflict_copy_compressed_or_still_coming_fails_verify(tmp_path, name, copy, tool, veiled):
     with_copy(tmp_path / "r", name, copy, b"\x1f\x8b")
-    done = audit(tmp_path, "verify", "r")
-    assert [line for line in done.stdout.splitlines() if "conflict copy of" in line] == [
+    assert conflicts_said(tmp_path, "r") == ([
         f"FAIL  {copy}: {tool}'s conflict copy of {name} {TWO_MACHINES}, and {veiled}: a version of {name} no digest "
         "of the run covers, whose bytes were not compared (it may hold answers the run lacks): let it be whole, "
-        "compare the two, and keep one"]
-    assert done.returncode == 1
+        "compare the two, and keep one"], 1)
 
 
 def test_a_run_whose_run_json_is_left_only_as_a_conflict_copy_is_listed_naming_it(tmp_path):
@@ -158,11 +156,9 @@ def test_the_folders_a_nas_keeps_are_passed_over(tmp_path):
 def test_a_seafile_conflict_copy_of_a_runs_file_fails_verify(tmp_path):
     copy = "responses (SFConflict ann@example.com 2026-12-07-10-10-10).jsonl"
     with_copy(tmp_path / "r", "responses.jsonl", copy, b'{"id": "t:a=2"}\n')
-    done = audit(tmp_path, "verify", "r")
-    assert [line for line in done.stdout.splitlines() if "conflict copy of" in line] == [
+    assert conflicts_said(tmp_path, "r") == ([
         f"FAIL  {copy}: Seafile's conflict copy of responses.jsonl {TWO_MACHINES}: another version of responses.jsonl, "
-        "which no digest of the run covers (it may hold answers the run lacks): compare the two, and keep one"]
-    assert done.returncode == 1
+        "which no digest of the run covers (it may hold answers the run lacks): compare the two, and keep one"], 1)
 
 
 @pytest.mark.parametrize(("args", "said"), [

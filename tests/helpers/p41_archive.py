@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from benchrun.audit.report import write_report
 from tests.helpers import archives
+from tests.helpers.auditcli import audit
 
 
 def with_copy(root: Path, name: str, copy: str, data: bytes = b"") -> Path:
@@ -17,7 +19,11 @@ def with_copy(root: Path, name: str, copy: str, data: bytes = b"") -> Path:
 
 def report_of(run_dir: Path, out: Path) -> str:
     """The HTML `benchrun-audit report` writes of the run in `run_dir`, made in this process."""
-    from benchrun.audit.report import write_report
-
     write_report(run_dir, out)
     return out.read_text("utf-8")
+
+
+def conflicts_said(cwd: Path, run: str) -> tuple[list[str], int]:
+    """What `benchrun-audit verify RUN` says of the run's conflict copies, and its exit code."""
+    done = audit(cwd, "verify", run)
+    return [line for line in done.stdout.splitlines() if "conflict copy of" in line], done.returncode
