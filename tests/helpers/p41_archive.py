@@ -1,5 +1,5 @@
 """Runs and files for the fortyfirst hostile pass of the archive side: conflict copies of a run's files as they stand
-on a disk (compressed, still being copied in, the one version of run.json left)."""
+on a disk (compressed, still being copied in, the one version of run.json left), what verify says of them, a report."""
 
 from __future__ import annotations
 
