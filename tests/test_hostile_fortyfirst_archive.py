@@ -27,18 +27,15 @@ A fresh pass:
 5. `compare` of a run and its retry (or a merge and one of its shards), either first: the answers the retry carried
    are the parent's records, agreeing because they are one, and compare paired them as two askings (delta 0, p 1)
    without a word. A run made of the other's answers is said to be, on its `vs` line (`audit.kinship`)
-6. `merge` of shard runs made on two machines whose Ollama servers are of two versions (0.12.6 and 0.13.0): merged
-   without a word, answers of two builds of the engine in one run, where a resume or retry asking another build than
-   the run's is refused (`audit.samemodel`). Refused, the model's and the judge model's alike (`audit.merge`)
-7. an archive on a NAS (a Synology's or a QNAP's shared folder, mounted over NFS or SMB): its recycle bin (`#recycle`,
+6. an archive on a NAS (a Synology's or a QNAP's shared folder, mounted over NFS or SMB): its recycle bin (`#recycle`,
    `@Recycle`) and snapshots (`#snapshot/GMT+00_.../`, `@Recently-Snapshot`) were walked, their runs listed as live
    ones, and a run named by its id refused as `the id of 4 run directories (copies of one run?)`; the index folder a
    Synology puts in every folder (`@eaDir/run.json/`, named for the file) listed `unreadable` inside the run. Passed
    over as Windows' recycle bin is (`archive.lookup.OS_KEPT`)
-8. a run's folder Seafile keeps in step, written on two machines at once: its conflict copy (`responses (SFConflict
+7. a run's folder Seafile keeps in step, written on two machines at once: its conflict copy (`responses (SFConflict
    ann@example.com 2026-12-07-10-10-10).jsonl`) holding another version was left unsaid, verify saying the run intact,
    where Syncthing's, Dropbox's and ownCloud's fail it. Known as theirs are (`core.conflictnames.CONFLICTS`)
-9. `export --output rows.jsonl` with --format forgotten (CSV, the default, written into a file named JSONL),
+8. `export --output rows.jsonl` with --format forgotten (CSV, the default, written into a file named JSONL),
    `--output rows.xlsx` (CSV in a file a spreadsheet then refuses to open as Excel's), `--format jsonl --output
    rows.CSV`, `report --output report.pdf`: written as asked, under a name that says another format (a CSV export
    named `.html` is opened by a browser as a page, its answers' markup and all). Refused, naming the format the name
@@ -129,17 +126,6 @@ def test_compare_says_a_run_is_made_of_the_others_answers(tmp_path):
         ["vs m 666666666666 (r.retry1): a retry (1 answer carried) of the baseline, run 555555555555: "
          + CARRIED.format("the baseline's")],
         ["vs m 555555555555 (r): the baseline is a retry (1 answer carried) of it: " + CARRIED.format("its")]]
-
-
-def test_a_merge_of_shards_asked_of_two_builds_of_the_engine_is_refused(tmp_path):
-    for name, run_id, index, version in (("s1", "5" * 12, 1, "0.12.6"), ("s2", "6" * 12, 2, "0.13.0")):
-        synthetic_run(tmp_path / name, [1, 0], run_id=run_id, shard={"index": index, "count": 2},
-                      identity={"name": "m", "digest": "ab" * 32, "server_version": version})
-    done = audit(tmp_path, "merge", "s1", "s2", "--into", "merged")
-    assert (done.returncode, done.stderr, (tmp_path / "merged").exists()) == (4, (
-        "benchrun: error: shard runs 555555555555 (1/2) and 666666666666 (2/2) asked their model of two builds of its "
-        "engine: server version '0.12.6' and server version '0.13.0'; answers of two builds of its engine cannot be "
-        "told apart in one run\n"), False)
 
 
 def test_the_folders_a_nas_keeps_are_passed_over(tmp_path):

@@ -39,7 +39,6 @@ from benchrun.audit.named import runs_named
 from benchrun.audit.verify import check_run
 from benchrun.console import output
 from benchrun.core.advice import audit_command
-from benchrun.core.enginebuild import builds
 from benchrun.core.errors import EXIT, ArchiveError, RunDirTaken, os_problem
 from benchrun.core.layout import LOCK, MANIFEST, Status
 from benchrun.core.lineage import Merge, MergedShard, recorded
@@ -157,28 +156,16 @@ def _same_split(first_shard: Shard, first: Run, shard: Shard, run: Run) -> None:
     digests = pinned_as(first.info.identity), pinned_as(run.info.identity)
     if digests[0] != digests[1]:
         raise ArchiveError(f"{pair} asked different models: {' and '.join(_digest(d) for d in digests)}")
-    _same_build(pair, "model", first.info.identity, run.info.identity)
     judges = _judge_digest(first), _judge_digest(run)
     if judges[0] != judges[1]:
         raise ArchiveError(f"{pair} were graded by different judge models: {' and '.join(_digest(d) for d in judges)}; "
                            "a merged run names one judge model for every grade")
-    _same_build(pair, "judge model", *((each.info.judge or {}).get("identity", {}) for each in (first, run)))
     options = first.info.runner.get("options"), run.info.runner.get("options")
     if options[0] != options[1]:
         raise ArchiveError(f"{pair} asked with different options: {options[0]} and {options[1]}")
     if first.info.manifest_id != run.info.manifest_id:
         raise ArchiveError(f"{pair} are of different manifests: {first.info.manifest_id[:12]}… and "
                            f"{run.info.manifest_id[:12]}…{_first_difference(first, run)}")
-
-
-def _same_build(pair: str, which: str, first: dict, other: dict) -> None:
-    """Refuse two shard runs whose `which` (model, judge model) was run by different builds of its engine (the
-    identities `first`, `other` name each its own: Ollama's version), as a resume or retry of one run is refused."""
-    made = builds(first), builds(other)
-    if made[0] and made[1] and made[0] != made[1]:
-        raise ArchiveError(f"{pair} asked their {which} of two builds of its engine: "
-                           f"{' and '.join(', '.join(each) for each in made)}; answers of two builds of its engine "
-                           "cannot be told apart in one run")
 
 
 def _first_difference(first: Run, run: Run) -> str:
