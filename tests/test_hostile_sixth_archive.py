@@ -172,7 +172,7 @@ def test_an_output_that_is_a_file_of_the_archive_is_refused(tmp_path, name, comm
 
 def test_an_output_beside_the_archives_files_is_written(tmp_path):
     run_dir = synthetic_run(tmp_path / "run", [1, 0, 1])
-    for target in (run_dir / "rows.csv", run_dir / "report.html"):
+    for target in (run_dir / "rows.csv", run_dir / "report.csv"):
         assert audit(tmp_path, "export", str(run_dir), "--output", str(target)).returncode == EXIT["ok"]
         assert target.read_text().startswith("run_id,")
 

@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 from typing import Iterable
 
+from benchrun.core.conflictnames import conflict_copies_of
 from benchrun.core.filebytes import RSYNC_HELD, kept_elsewhere, names_in
 from benchrun.core.layout import DIGESTS, RESPONSES, RUN, RUN_FILES, SEAL
 
@@ -28,11 +29,17 @@ def run_arriving(folder: Path) -> str | None:
 
 def part_copied(folder: Path) -> str | None:
     """What is said of `folder`, holding no run.json, that holds files a run's folder alone holds (RUN_MARKS): a run
-    copied in part by a tool that names none of its files in the making, or its run.json renamed; None when none."""
+    copied in part by a tool that names none of its files in the making, its run.json renamed, or only a sync tool's
+    conflict copy of it left (`core.conflictnames`); None when none."""
     if not (held := [name for name in RUN_MARKS if os.path.lexists(folder / name)]):
         return None
     said = f"no {RUN}, though it holds a run's {', '.join(held)}: a copy of the run stopped part way, or still coming"
-    renamed = next((name for name in names_in(folder) if name.startswith(RUN) and name != RUN), None)
+    names = names_in(folder)
+    if kept := conflict_copies_of(RUN, names):
+        copy = kept[0]
+        veiled = f", and {copy.veiled}" if copy.veiled else ""
+        return f"{said} ({copy.name} is here: {copy.tool}'s conflict copy of its {RUN}, the one version left{veiled})"
+    renamed = next((name for name in names if name.startswith(RUN) and name != RUN), None)
     return said if renamed is None else f"{said} ({renamed} is here: its {RUN} renamed, or half copied)"
 
 

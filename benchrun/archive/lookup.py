@@ -55,11 +55,14 @@ def _walk(root: str) -> Iterator[str | ArchiveError]:
                   and not (linked_jobs and entry.is_symlink())]  # a link in a sweep's directory is none of its jobs
 
 
-OS_KEPT = frozenset({"$recycle.bin", "recycler", "system volume information", "lost+found"})
-"""Folders an operating system keeps for itself at a disk's top, by name in lower case: Windows' recycle bin (the
-runs deleted in Explorer, listed and taken for copies of live ones) and its system folder, and fsck's lost+found
-(which only root may read: a row `unreadable` in every list of the disk). Hidden ones (`.Trash-1000`, `.Trashes`,
-`.Spotlight-V100`) begin with a dot."""
+OS_KEPT = frozenset({"$recycle.bin", "recycler", "system volume information", "lost+found", "#recycle", "#snapshot",
+                     "@eadir", "@recycle", "@recently-snapshot"})
+"""Folders an operating system or a NAS keeps for itself, by name in lower case: Windows' recycle bin (the runs
+deleted in Explorer, listed and taken for copies of live ones) and its system folder, fsck's lost+found (which only
+root may read: a row `unreadable` in every list of the disk); a Synology's recycle bin and snapshots of a shared folder
+(`#recycle`, `#snapshot`) and the index folder it puts in any folder (`@eaDir`, a folder of its own per file, named for
+it: `@eaDir/run.json/`), a QNAP's recycle bin and snapshots (`@Recycle`, `@Recently-Snapshot`). Hidden ones
+(`.Trash-1000`, `.Trashes`, `.Spotlight-V100`, `.snapshot`) begin with a dot."""
 
 
 def _os_kept(name: str) -> bool:

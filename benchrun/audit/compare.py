@@ -28,6 +28,7 @@ from benchrun.archive.sessions import mixed_judges, mixed_models
 from benchrun.archive.speed import SIDE_BY_SIDE, figures, speed_of
 from benchrun.audit import arguments, significance
 from benchrun.audit.inputs import Inputs, ids, input_lines, inputs
+from benchrun.audit.kinship import kinship
 from benchrun.audit.lines import metric_lines as metric_lines_of
 from benchrun.audit.named import one_each, runs_named
 from benchrun.audit.show import check_known, check_task
@@ -187,6 +188,8 @@ def _comparison(baseline: Run, base: Side, run: Run, ref: RunRef, lines: list[Me
     if not any(line.n for line in found):
         note = f"no sample scored in both it and the baseline, run {baseline.id}"
         return Comparison(run=ref.model_copy(update={"note": note}), inputs=inputs(baseline, run), metrics=found)
+    if kin := kinship(baseline, run):
+        ref = ref.model_copy(update={"note": "; ".join(filter(None, (ref.note, kin)))})
     return Comparison(run=ref, inputs=inputs(baseline, run), metrics=found,
                       speed=speed_ratios(base.speed, other.speed, rate_unit(baseline, run)))
 

@@ -16,7 +16,10 @@ from benchrun.archive.reader import Run
 from benchrun.archive.rows import columns, export_rows
 from benchrun.audit import arguments
 from benchrun.audit.named import one_each, runs_named
+from benchrun.audit.outputname import suffix_fits
+from benchrun.console.output import warning
 from benchrun.core.errors import EXIT
+from benchrun.core.text import counted
 
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\0")
 """What a spreadsheet takes a cell's formula to start with (OWASP's list, under CSV injection; and NUL, ASVS 1.2.10's:
@@ -37,12 +40,35 @@ def write_csv(runs: Sequence[Run], out: IO[str], text: bool = False) -> int:
     names = columns(runs, text)
     writer = csv.DictWriter(out, fieldnames=names, lineterminator=LINE_END)
     writer.writerow({name: _cell(name) for name in names})
-    count = 0
+    count, long_cells = 0, []
     for run in runs:
         for row in export_rows(run, text):
-            writer.writerow({key: _cell(value) for key, value in row.items()})
+            cells = {key: _cell(value) for key, value in row.items()}
+            writer.writerow(cells)
             count += 1
+            long_cells += [(count + 1, key, len(cell)) for key, cell in cells.items()
+                           if isinstance(cell, str) and len(cell) > SHEET_CELL]
+    _beyond_a_sheet(count + 1, long_cells)
     return count
+
+
+SHEET_CELL, SHEET_ROWS = 32_767, 1_048_576
+"""The most characters a spreadsheet's cell holds and the most rows its sheet does (Excel's; LibreOffice's rows too):
+a CSV opened in one loses what is past them, unsaid."""
+
+
+def _beyond_a_sheet(rows: int, long_cells: list[tuple[int, str, int]]) -> None:
+    """A warning of what a spreadsheet opening the CSV of `rows` rows (its header's among them) would lose: the rows
+    past SHEET_ROWS, and the end of each of `long_cells` (row, column, characters) past SHEET_CELL."""
+    whole = "`--format jsonl` keeps every one whole"
+    if long_cells:
+        row, column, size = long_cells[0]
+        warning(f"export: {counted(len(long_cells), 'cell')} of more characters than a spreadsheet's cell holds "
+                f"(Excel's {SHEET_CELL:,}), the first row {row}'s {column} ({size:,}): one opening the CSV cuts them "
+                f"short; {whole}")
+    if rows > SHEET_ROWS:
+        warning(f"export: {rows:,} rows with its header, more than a spreadsheet's sheet holds (Excel's "
+                f"{SHEET_ROWS:,}): one opening the CSV leaves the last {rows - SHEET_ROWS:,} out; {whole}")
 
 
 def _cell(value: Any) -> Any:
@@ -96,5 +122,7 @@ def main(args: argparse.Namespace) -> int:
     target = (atomic_file(args.output, "w", follow=True, encoding="utf-8", newline="") if named
               else nullcontext(utf8(sys.stdout)))
     with target as out:
+        if named:  # once the file is known to be no file of the archive's
+            suffix_fits(args.output, args.format, "export", tuple(WRITERS), "--format")
         WRITERS[args.format](runs, out, args.text)
     return EXIT["ok"]

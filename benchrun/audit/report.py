@@ -8,7 +8,6 @@ import base64
 import errno
 import hashlib
 import os
-from html import escape
 from importlib.resources import files
 from pathlib import Path
 from string import Template
@@ -21,8 +20,10 @@ from benchrun.archive.reader import DEFAULT_ROOT, PathLike, Run, load_run
 from benchrun.archive.speed import speed_of
 from benchrun.audit import arguments
 from benchrun.audit.named import say_passed_over
+from benchrun.audit.outputname import suffix_fits
 from benchrun.audit.report_page import Job, charts, headline, metric_lines, overview, provenance, speed_charts
 from benchrun.audit.report_samples import read_records, samples_view, shown_samples
+from benchrun.audit.report_text import html_text
 from benchrun.console.output import say, stdout
 from benchrun.console.visible import shown_name
 from benchrun.core.errors import EXIT, ArchiveError, BenchrunError, writing
@@ -59,6 +60,7 @@ def write_report(refs: PathLike | Sequence[PathLike], output: PathLike | None = 
     output = Path(output)
     if named:
         named_output(output)  # refused before a folder is made for it (a rescore's, in a sealed run)
+        suffix_fits(output, "html", "report")
     with writing(output):
         _make_folder(output.parent)
     write_atomic(output, render(label_jobs(jobs)).encode("utf-8"), follow=named)
@@ -129,11 +131,11 @@ def render(jobs: list[Job]) -> str:
     speeds = {job.label: speed_of(job.run) for job in runs}
     benchmarks = ", ".join(dict.fromkeys(job.run.info.benchmark for job in runs)) or "no runs"
     title = f"benchrun report: {benchmarks} · {', '.join(job.label for job in jobs)}"
-    body = "".join([f"<h1>{escape(title)}</h1>", overview(jobs), headline(scored, lines), charts(scored, lines),
+    body = "".join([f"<h1>{html_text(title)}</h1>", overview(jobs), headline(scored, lines), charts(scored, lines),
                     speed_charts(scored, speeds), samples_view(scored, shown, records) if scored else "",
                     provenance(runs, speeds)])
     template = files("benchrun.audit").joinpath("report_template.html").read_text("utf-8")
-    return Template(template).substitute(csp=_csp(template), title=escape(title), body=body)
+    return Template(template).substitute(csp=_csp(template), title=html_text(title), body=body)
 
 
 def _csp(template: str) -> str:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from functools import cached_property
-from html import escape
 from pathlib import Path
 
 from benchrun.archive.answerunit import answer_unit, figure_label
@@ -19,6 +18,7 @@ from benchrun.audit.judged import agreement_rows, agreements, judge_identity
 from benchrun.audit.lines import MetricLines
 from benchrun.audit.lines import metric_lines as lines_of
 from benchrun.audit.provenance import server_version
+from benchrun.audit.report_text import html_text
 from benchrun.console.output import at_k_basis, number, speed_cells
 from benchrun.console.visible import shown_name
 from benchrun.core.layout import NO_RUN
@@ -57,14 +57,14 @@ def table(head: list[str], rows: list[list[str]], attrs: str = "") -> str:
 
 
 def overview(jobs: list[Job]) -> str:
-    rows = [[escape(job.label), _status(job.status), escape(job.run.id if job.run else "-"),
-             escape(job.why or ""),
-             f"<code>{escape(shown_name(str(job.path)))}</code>"] for job in jobs]
+    rows = [[html_text(job.label), _status(job.status), html_text(job.run.id if job.run else "-"),
+             html_text(job.why or ""),
+             f"<code>{html_text(shown_name(str(job.path)))}</code>"] for job in jobs]
     return "<h2>Runs</h2>" + table(["run", "status", "run id", "reason", "directory"], rows, ' id="runs"')
 
 
 def _status(status: str) -> str:
-    return f'<span class="{"good" if status == "completed" else "bad"}">{escape(status)}</span>'
+    return f'<span class="{"good" if status == "completed" else "bad"}">{html_text(status)}</span>'
 
 
 Lines = dict[tuple[str, str], dict[str, MetricSummary]]
@@ -83,12 +83,12 @@ def metric_lines(scored: list[Job]) -> Lines:
 def headline(scored: list[Job], lines: Lines) -> str:
     if not scored:
         return '<h2>Metrics</h2><p class="note">No run has any scores.</p>'
-    top = "".join(f'<th colspan="3">{escape(job.label)}</th>' for job in scored)
+    top = "".join(f'<th colspan="3">{html_text(job.label)}</th>' for job in scored)
     sub = "<th>mean ± stderr</th><th>n</th><th>errors</th>" * len(scored)
     rows = []
     for (task, metric), by_label in lines.items():
         cells = "".join(_cells(by_label.get(job.label)) for job in scored)
-        rows.append(f"<tr><td>{escape(task)}</td><td>{escape(metric)}</td>{cells}</tr>")
+        rows.append(f"<tr><td>{html_text(task)}</td><td>{html_text(metric)}</td>{cells}</tr>")
     return ('<h2>Metrics</h2><table id="headline"><thead><tr><th rowspan="2">task</th><th rowspan="2">metric</th>'
             f'{top}</tr><tr>{sub}</tr></thead><tbody>{"".join(rows)}</tbody></table>')
 
@@ -99,7 +99,7 @@ def _cells(line: MetricSummary | None) -> str:
     mean = "-" if line.mean is None else svg.number(line.mean)
     spread = f" ± {svg.number(line.stderr)}" if line.stderr is not None else ""
     errors = f'<span class="bad">{line.errors}</span>' if line.errors else "0"
-    basis = f" ({escape(said)})" if (said := at_k_basis(line)) else ""
+    basis = f" ({html_text(said)})" if (said := at_k_basis(line)) else ""
     at_k = "" if line.pass_at_k is None else (f'<div class="sub">pass@k {svg.number(line.pass_at_k)}, majority@k '
                                                f'{svg.number(line.majority_at_k)}{basis}</div>')
     return f'<td class="num">{mean}{spread}{at_k}</td><td class="num">{line.n}</td><td class="num">{errors}</td>'
@@ -116,7 +116,7 @@ def charts(scored: list[Job], lines: Lines) -> str:
                 if (line := by_label.get(job.label)) is not None and line.mean is not None]
         if bars:
             by_metric.setdefault(metric, {})[task] = bars
-    figures = [f"<figure><figcaption>{escape(metric)}</figcaption>"
+    figures = [f"<figure><figcaption>{html_text(metric)}</figcaption>"
                f"{svg.chart(f'chart-{i}', metric, groups, binary[metric], len(scored))}</figure>"
                for i, (metric, groups) in enumerate(by_metric.items())]
     note = '<p class="note">Bars: the mean per task; whiskers: ± one standard error; hover a bar for n.</p>'
@@ -133,7 +133,7 @@ def speed_charts(scored: list[Job], speeds: dict[str, Speed | None]) -> str:
         if bars:
             chart = svg.chart(f"speed-{key}", FIGURES[key], {"whole run": bars}, False, len(scored),
                               title=f"{FIGURES[key]} by run")
-            figures_html.append(f"<figure><figcaption>{escape(FIGURES[key])}</figcaption>{chart}</figure>")
+            figures_html.append(f"<figure><figcaption>{html_text(FIGURES[key])}</figcaption>{chart}</figure>")
     if not figures_html:
         return ""
     note = '<p class="note">Answers from the cache or carried over by a retry are left out; hover a bar for n.</p>'
@@ -145,9 +145,9 @@ def provenance(runs: list[Job], speeds: dict[str, Speed | None]) -> str:
     if not runs:
         return ""
     fields = [{**_facts(job), "speed": _speed_fact(speeds[job.label], answer_unit(job.run))} for job in runs]
-    rows = [[escape(name), *(f"<pre>{escape(facts.get(name, '-'))}</pre>" for facts in fields)]
+    rows = [[html_text(name), *(f"<pre>{html_text(facts.get(name, '-'))}</pre>" for facts in fields)]
             for name in dict.fromkeys(name for facts in fields for name in facts)]
-    return "<h2>Provenance</h2>" + table(["", *(escape(job.label) for job in runs)], rows, ' id="provenance"')
+    return "<h2>Provenance</h2>" + table(["", *(html_text(job.label) for job in runs)], rows, ' id="provenance"')
 
 
 def _facts(job: Job) -> dict[str, str]:

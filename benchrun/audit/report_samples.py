@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from html import escape
 
 from benchrun.archive.reader import Run
 from benchrun.audit.report_page import Job, table
+from benchrun.audit.report_text import html_text
 from benchrun.core.manifest import Reference, Sample
 from benchrun.core.records import ErrorInfo, ResponseRecord, ScoreRecord
 from benchrun.core.text import counted
@@ -83,9 +83,9 @@ def samples_view(scored: list[Job], shown: dict[str, tuple[list[Sample], int]], 
             left_out = f"; showing the first {len(samples)}, {total - len(samples)} left out"
         rows = [[_sample_cell(sample), *(_answer_cell(records[job.label], sample) for job in scored)]
                 for sample in samples]
-        parts.append(f'<details class="task"><summary>{escape(task)} ({counted(total, "sample")}{left_out})</summary>'
-                     f'{_chat_view(scored, task)}'
-                     f'{table(["sample", *(escape(job.label) for job in scored)], rows)}</details>')
+        parts.append(f'<details class="task"><summary>{html_text(task)} ({counted(total, "sample")}{left_out})'
+                     f'</summary>{_chat_view(scored, task)}'
+                     f'{table(["sample", *(html_text(job.label) for job in scored)], rows)}</details>')
     return "".join(parts)
 
 
@@ -98,8 +98,8 @@ def _chat_view(scored: list[Job], task: str) -> str:
             chats.setdefault(tuple((m["role"], m["content"]) for m in entry.messages("")[:-1]), []).append(job.label)
     parts = []
     for before, labels in ((before, labels) for before, labels in chats.items() if before):
-        sent = "".join(f'<div class="sub">{escape(role)}</div>{_text(content)}' for role, content in before)
-        whose = f" ({escape(', '.join(labels))})" if len(chats) > 1 else ""
+        sent = "".join(f'<div class="sub">{html_text(role)}</div>{_text(content)}' for role, content in before)
+        whose = f" ({html_text(', '.join(labels))})" if len(chats) > 1 else ""
         parts.append(f'<div class="chat"><div class="sub">sent before each prompt{whose}:</div>{sent}</div>')
     return "".join(parts)
 
@@ -108,15 +108,15 @@ def _text(text: str, length: int | None = None) -> str:
     """At most TEXT_CAP characters of `text`, then how many more its whole `length` (its own by default) has."""
     length = len(text) if length is None else length
     more = f'<span class="note">… {length - TEXT_CAP} more characters</span>' if length > TEXT_CAP else ""
-    return f"<pre>{escape(text[:TEXT_CAP])}</pre>{more}"
+    return f"<pre>{html_text(text[:TEXT_CAP])}</pre>{more}"
 
 
 def _sample_cell(sample: Sample) -> str:
-    return f"<code>{escape(sample.id)}</code>{_text(sample.prompt)}{_reference(sample.reference, 'reference')}"
+    return f"<code>{html_text(sample.id)}</code>{_text(sample.prompt)}{_reference(sample.reference, 'reference')}"
 
 
 def _reference(reference: Reference, said: str) -> str:
-    return "" if reference is None else f'<div class="sub">{said}: <code>{escape(repr(reference))}</code></div>'
+    return "" if reference is None else f'<div class="sub">{said}: <code>{html_text(repr(reference))}</code></div>'
 
 
 def _answer_cell(records: Records, sample: Sample) -> str:
@@ -144,17 +144,17 @@ def _answer(records: Records, response: ResponseRecord, numbered: bool) -> str:
 
 
 def _error(error: ErrorInfo | None) -> str:
-    return escape(str(error) if error else "no value")
+    return html_text(str(error) if error else "no value")
 
 
 def _score(score: ScoreRecord, length: int | None = None) -> str:
     """`contains 1`, `check_name_dir: name 1, direction 0`, or the scorer's error; then its detail (at most TEXT_CAP
     characters of it, then how many more its whole `length` has)."""
     more = f" … {length - TEXT_CAP} more characters" if length is not None and length > TEXT_CAP else ""
-    detail = f' <span class="sub">({escape(score.detail)}{more})</span>' if score.detail else ""
+    detail = f' <span class="sub">({html_text(score.detail)}{more})</span>' if score.detail else ""
     if score.metrics is None:
-        return f'{escape(score.scorer)}: <span class="bad">{_error(score.error)}</span>{detail}'
-    values = ", ".join(f'{escape(m.removeprefix(score.scorer + "."))} <span class="{"v0" if v == 0 else "good"}">'
-                       f'{escape(str(v))}</span>' for m, v in score.metrics.items())
-    prefix = "" if list(score.metrics) == [score.scorer] else f"{escape(score.scorer)}: "
+        return f'{html_text(score.scorer)}: <span class="bad">{_error(score.error)}</span>{detail}'
+    values = ", ".join(f'{html_text(m.removeprefix(score.scorer + "."))} <span class="{"v0" if v == 0 else "good"}">'
+                       f'{html_text(str(v))}</span>' for m, v in score.metrics.items())
+    prefix = "" if list(score.metrics) == [score.scorer] else f"{html_text(score.scorer)}: "
     return f"{prefix}{values}{detail}"

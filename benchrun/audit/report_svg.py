@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from html import escape
+
+from benchrun.audit.report_text import html_text
 
 COLORS = ("#0072b2", "#e69f00", "#009e73", "#cc79a7", "#56b4e9", "#d55e00", "#f0e442", "#000000")
 """Okabe-Ito: distinguishable with the common colour-vision deficiencies."""
@@ -60,8 +61,8 @@ def chart(key: str, metric: str, groups: dict[str, list[Bar]], binary: bool, n_s
         body.append(_group(task, bars, LEFT + GAP / 2 + index * group_width, group_width - GAP, n_series, scale))
     title = title or f"{metric}: mean by task and run" + (" (0/1 metric, axis 0 to 1)" if binary else "")
     return (f'<svg class="chart" role="img" aria-labelledby="{key}" width="{width}" '
-            f'height="{height}" viewBox="0 0 {width} {height}" data-metric="{escape(metric)}">'
-            f'<title id="{key}">{escape(title)}</title>{"".join(body)}</svg>')
+            f'height="{height}" viewBox="0 0 {width} {height}" data-metric="{html_text(metric)}">'
+            f'<title id="{key}">{html_text(title)}</title>{"".join(body)}</svg>')
 
 
 def _axis(scale: Scale, width: int) -> str:
@@ -75,10 +76,10 @@ def _axis(scale: Scale, width: int) -> str:
 
 def _group(task: str, bars: list[Bar], x0: float, inner: float, n_series: int, scale: Scale) -> str:
     start = x0 + (inner - n_series * BAR) / 2
-    shown = task if len(task) <= LABEL_CHARS else task[:LABEL_CHARS - 1] + "…"
+    cut = task if len(task) <= LABEL_CHARS else task[:LABEL_CHARS - 1] + "…"
     parts = [_bar(task, bar, start + bar.series * BAR, scale) for bar in bars]
-    parts.append(f'<text class="group" x="{x0 + inner / 2:.1f}" y="{TOP + PLOT + 18}"><title>{escape(task)}</title>'
-                 f'{escape(shown)}</text>')
+    parts.append(f'<text class="group" x="{x0 + inner / 2:.1f}" y="{TOP + PLOT + 18}"><title>{html_text(task)}</title>'
+                 f'{html_text(cut)}</text>')
     return "".join(parts)
 
 
@@ -89,7 +90,7 @@ def _bar(task: str, bar: Bar, x: float, scale: Scale) -> str:
     color = COLORS[bar.series % len(COLORS)]
     whisker = _whisker(bar, x + BAR / 2, scale) if bar.stderr else ""
     above = scale.y(min(bar.mean + bar.stderr, scale.hi)) if bar.stderr else top
-    return (f'<g class="series-{bar.series}"><title>{escape(label)}</title>'
+    return (f'<g class="series-{bar.series}"><title>{html_text(label)}</title>'
             f'<rect class="bar" data-value="{bar.mean!r}" x="{x + 2:.1f}" y="{top:.1f}" width="{BAR - 4}" '
             f'height="{zero - top:.1f}" fill="{color}"/>{whisker}'
             f'<text class="value" x="{x + BAR / 2:.1f}" y="{min(above, zero) - 3:.1f}">{number(bar.mean)}</text></g>')
@@ -104,5 +105,6 @@ def _whisker(bar: Bar, x: float, scale: Scale) -> str:
 def legend(labels: list[str]) -> str:
     """The runs' colours, as an HTML list shown once above the charts."""
     items = "".join(f'<li><svg width="12" height="12" aria-hidden="true"><rect width="12" height="12" '
-                    f'fill="{COLORS[i % len(COLORS)]}"/></svg> {escape(label)}</li>' for i, label in enumerate(labels))
+                    f'fill="{COLORS[i % len(COLORS)]}"/></svg> {html_text(label)}</li>'
+                    for i, label in enumerate(labels))
     return f'<ul class="legend">{items}</ul>'
