@@ -136,7 +136,7 @@ def put_back_standard(found: Held) -> None:
                     setattr(owner, name, value)
     changed = [(now, was) for (now, was), same in zip(found.contents, _unchanged(*found.held_contents)) if not same]
     for now, was in changed:
-        _refill(now, was)
+        refill(now, was)
     if changed:
         codecs.register(_none)  # unregistering a search function empties the cache (Python 3.10 and later)
         codecs.unregister(_none)
@@ -168,7 +168,7 @@ def _same(now: Any, was: Any) -> bool:
         return False
 
 
-def _refill(now: Any, was: Any) -> None:
+def refill(now: Any, was: Any) -> None:
     """A list, dict or set holding `was`'s content again, in place (the object its names are bound to)."""
     if isinstance(now, list):
         now[:] = was

@@ -51,7 +51,7 @@ from benchrun.core.errors import BenchrunError, os_problem
 from benchrun.core.interrupts import handling_now, ignore_terminal_signals
 from benchrun.core.stdlibnames import put_back_standard, standard_now
 from benchrun.core.text import message_of, one_line
-from benchrun.execute import cenviron
+from benchrun.execute import cenviron, libraryheld
 from benchrun.execute.proctree import reap_below
 from benchrun.execute.scorerleft import Left, Watch
 from benchrun.execute.scorerloop import Loops
@@ -197,7 +197,8 @@ def _held_by_libraries() -> list[tuple[Callable[[Any], Any], Any]]:
     imported numpy its global generator (`numpy.random.seed`, `rand`) and its handling of floating-point errors
     (`numpy.seterr(all="raise")`: a later call's division by zero raised FloatingPointError, where it gave inf;
     `seterrcall`), how it prints arrays (`numpy.set_printoptions(precision=2)`: a later call's `str(array)`, its answer
-    parsed against, said 0.33 for 0.33333333) and its buffers' size. A scorer seeding a generator as it is imported
+    parsed against, said 0.33 for 0.33333333) and its buffers' size, and pandas' options and PyYAML's tables
+    (`libraryheld`). A scorer seeding a generator as it is imported
     (`random.seed(0)`) and drawing in its calls scored each sample by how many draws the samples before it took, so a
     rescore, a resume or a replaced process scored it anew."""
     found: list[tuple[Callable[[Any], Any], Any]] = [(random.setstate, random.getstate()),
@@ -209,7 +210,7 @@ def _held_by_libraries() -> list[tuple[Callable[[Any], Any], Any]]:
                                                                        numpy.geterr()),
                   (lambda options: numpy.set_printoptions(**options), numpy.get_printoptions()),
                   (numpy.seterrcall, numpy.geterrcall()), (numpy.setbufsize, numpy.getbufsize())]
-    return found
+    return found + libraryheld.held_now()
 
 
 def _put_back_default_context(found: decimal.Context) -> None:

@@ -26,7 +26,7 @@ import threading
 import time
 from typing import Any, Callable
 
-HOLDING = ("numpy",)
+HOLDING = ("numpy", "pandas", "yaml")
 """Libraries holding state for every caller that `scorer_worker._held_by_libraries` puts back where they were
 imported before the first call."""
 TASKS = "/proc/self/task"

@@ -1,0 +1,16 @@
+"""The fortyfirst hostile pass of issue 19, the asking side.
+
+1. what a scorer's call set in an installed library's own tables (`pandas.set_option("display.precision", 2)`, a
+   tag's constructor by `yaml.add_constructor`, a word read as null by `yaml.add_implicit_resolver`) reached every
+   later call: each call starts with pandas' options and PyYAML's tables as the first call found them
+   (`execute.libraryheld`)
+"""
+
+from __future__ import annotations
+
+from tests.helpers.p38_asking import found_by
+from tests.helpers.p41_asking import LIBRARY_TABLES
+
+
+def test_what_a_call_set_in_pandas_options_or_yaml_s_tables_reaches_no_later_call(tmp_path):
+    assert found_by(tmp_path, LIBRARY_TABLES) == [({"s.precision": 6, "s.tag": 0, "s.word": 0}, None)] * 3
