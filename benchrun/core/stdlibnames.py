@@ -40,6 +40,9 @@ OWN_OBJECTS = ("logging", "threading", "os", "asyncio.events")
 environment: `scorer_worker._Found`; the event loop's policy: `execute.scorerloop`) or are the process's bookkeeping
 (the main thread's)."""
 CONTAINERS = (dict, list, set)
+IMMUTABLE = 1 << 8
+"""Py_TPFLAGS_IMMUTABLETYPE: a class no call can set or take away a name of (a C extension's, `datetime.date`), which
+needs no comparing; none of the standard ones holds a list, dict or set."""
 _GONE = object()
 Names = list[tuple[Any, Mapping[str, Any], dict[str, Any]]]
 """Each module or class, its names (live), and a copy of them as found."""
@@ -63,16 +66,16 @@ benchrun's own; the benchmark's own modules are in none of them, and what they h
 
 
 def standard_now() -> Held:
-    """Each standard, installed or benchrun's module imported now and each class it defines, as its names and a copy of
-    them, and the content of each list, dict or set the standard ones' names hold (an installed library's are its own
-    bookkeeping, as far as benchrun can tell)."""
+    """Each standard, installed or benchrun's module imported now and each class it defines (but IMMUTABLE ones), as
+    its names and a copy of them, and the content of each list, dict or set the standard ones' names hold (an installed
+    library's are its own bookkeeping, as far as benchrun can tell)."""
     names: Names = []
     for name, module in list(sys.modules.items()):
         if _kept(name, module) and (elsewhere := OWN_RULES.get(name, ())) is not None:
             found = vars(module)
             names.append((module, found, {key: value for key, value in found.items() if key not in elsewhere}))
             names += [(cls, vars(cls), dict(vars(cls))) for cls in list(found.values())
-                      if isinstance(cls, type) and cls.__module__ == name]
+                      if isinstance(cls, type) and cls.__module__ == name and not cls.__flags__ & IMMUTABLE]
     standard = [entry for entry in names if _standard(_module_of(entry[0]))]
     return Held(names + _objects(standard), _contents(standard))
 
