@@ -123,7 +123,8 @@ class _Found:
     generator's state, numpy's floating-point error handling); so did any variable set past os.environ
     (`os.putenv`, ctypes' `setenv` or `unsetenv`), which the later calls' subprocesses inherited (`cenviron`); so
     did the interpreter's settings of runstate.SETTINGS it changed, a standard descriptor it replaced
-    (`os.dup2(devnull, 2)` to quiet a library, left so: nothing a later call printed reached the log), a module
+    (`os.dup2(devnull, 2)` to quiet a library, left so: nothing a later call printed reached the log) or its
+    flags (`os.set_blocking`, runstate.SETTINGS), a module
     it replaced or removed in the module table (`_put_back_modules`), the descriptor every signal writes a byte to
     (`signal.set_wakeup_fd`: once closed, whatever file took its number was written a byte per signal) and its logging
     (a handler added in each call had every later call write each line once more than the call before it; a
@@ -161,12 +162,12 @@ class _Found:
         self.loops.put_back()
         put_back_limits(self.limits)
         os.umask(self.umask)
-        put_back_settings(self.settings)
-        for put, held in self.held:  # set whether changed or not: reading a generator's state to compare costs more
-            put(held)
         for fd, (copy, file) in self.standard.items():
             if _file_of(fd) != file:
                 os.dup2(copy, fd)
+        put_back_settings(self.settings)  # after the descriptors: their files' flags (`stdfds.statuses`)
+        for put, held in self.held:  # set whether changed or not: reading a generator's state to compare costs more
+            put(held)
         os.environ = self.environment  # the mapping itself, where the scorer bound the name to another
         if os.environ != self.environ:
             os.environ.clear()

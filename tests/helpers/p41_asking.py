@@ -19,3 +19,16 @@ def s(response, values):
 """A scorer saying whether its call found pandas' display precision, a YAML tag's constructor or a word read as null
 as a call sets them (`pandas.set_option`, `yaml.add_constructor`, `yaml.add_implicit_resolver`), each call setting
 them."""
+
+
+NONBLOCKING = """import os
+
+
+def s(response, values):
+    found = {"blocking": int(os.get_blocking(1) and os.get_blocking(2))}
+    os.set_blocking(1, False)
+    os.set_blocking(2, False)
+    return found
+"""
+"""A scorer saying whether its call found its standard output and error blocking, each call making them non-blocking
+(`os.set_blocking`), which stays with the open files."""
