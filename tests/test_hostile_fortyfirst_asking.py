@@ -7,17 +7,24 @@
 2. the flags of the file a standard descriptor is, as a scorer's call set them (`os.set_blocking(2, False)`), reached
    every later call (a write past what the log's pipe held failed, BlockingIOError): put back with the interpreter's
    other settings (`compiler.runstate.SETTINGS`, `core.stdfds.statuses`)
+3. a standard descriptor a scorer's call made not inherited (`os.set_inheritable(2, False)`) stayed so: every later
+   call's subprocess started with it closed (`core.stdfds.statuses`)
+4. the process's OOM score adjustment a call raised (`/proc/self/oom_score_adj` written 1000) stayed so: the scorer
+   process the kernel's first pick when memory ran short, in every later call (`core.procfs.oom_score`)
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from tests.helpers.p38_asking import found_by
-from tests.helpers.p41_asking import LIBRARY_TABLES, NONBLOCKING
+from tests.helpers.p41_asking import LIBRARY_TABLES, PROCESS_FLAGS
 
 
 def test_what_a_call_set_in_pandas_options_or_yaml_s_tables_reaches_no_later_call(tmp_path):
     assert found_by(tmp_path, LIBRARY_TABLES) == [({"s.precision": 6, "s.tag": 0, "s.word": 0}, None)] * 3
 
 
-def test_a_standard_descriptor_made_non_blocking_reaches_no_later_call(tmp_path):
-    assert found_by(tmp_path, NONBLOCKING) == [({"s.blocking": 1}, None)] * 3
+def test_a_standard_descriptor_made_non_blocking_or_not_inherited_or_the_oom_score_raised_reach_no_later_call(tmp_path):
+    oom = int(Path("/proc/self/oom_score_adj").read_text())  # as the scorer process inherits it
+    assert found_by(tmp_path, PROCESS_FLAGS) == [({"s.blocking": 1, "s.inherited": 1, "s.oom": oom}, None)] * 3

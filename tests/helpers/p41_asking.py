@@ -21,14 +21,20 @@ as a call sets them (`pandas.set_option`, `yaml.add_constructor`, `yaml.add_impl
 them."""
 
 
-NONBLOCKING = """import os
+PROCESS_FLAGS = """import os
 
 
 def s(response, values):
-    found = {"blocking": int(os.get_blocking(1) and os.get_blocking(2))}
-    os.set_blocking(1, False)
-    os.set_blocking(2, False)
+    found = {"blocking": int(os.get_blocking(1) and os.get_blocking(2)),
+             "inherited": int(os.get_inheritable(1) and os.get_inheritable(2)),
+             "oom": int(open("/proc/self/oom_score_adj").read())}
+    for fd in (1, 2):
+        os.set_blocking(fd, False)
+        os.set_inheritable(fd, False)
+    with open("/proc/self/oom_score_adj", "w") as adjusted:
+        adjusted.write("1000")
     return found
 """
-"""A scorer saying whether its call found its standard output and error blocking, each call making them non-blocking
-(`os.set_blocking`), which stays with the open files."""
+"""A scorer saying whether its call found its standard output and error blocking and inherited, and the process's OOM
+score adjustment, each call making them non-blocking (`os.set_blocking`, which stays with the open files) and not
+inherited, and the process the first the kernel ends when memory runs short."""
