@@ -1,8 +1,11 @@
 """What installed libraries hold for every caller in their own tables, past their names (`core.stdlibnames`), read and
 put back in the scorer process (`scorer_worker._held_by_libraries`): pandas' options (`pandas.set_option(
-"display.precision", 2)`: a later call's `str(frame)`, its answer parsed against, said 0.33) and PyYAML's constructors,
+"display.precision", 2)`: a later call's `str(frame)`, its answer parsed against, said 0.33), PyYAML's constructors,
 representers and resolvers (`yaml.add_constructor("!x", ...)` on a loader: a later call's `yaml.load` built its tags
-with it; `add_implicit_resolver`: plain words read as another type). Each is compared before it is put back."""
+with it; `add_implicit_resolver`: plain words read as another type), OmegaConf's resolvers (a call registering one had
+every later call's registering it refused, `ValueError: resolver 'x' is already registered`) and scipy.special's
+handling of errors (`scipy.special.seterr(all="raise")`: a later call's `gamma(0)` raised, where it gave inf). Each
+is compared before it is put back."""
 
 from __future__ import annotations
 
@@ -25,7 +28,19 @@ def held_now() -> Held:
         found.append((_put_back_options, _options(config._global_config)))
     if "yaml" in sys.modules:
         found.append((_put_back_tables, _tables()))
+    if (containers := sys.modules.get("omegaconf.basecontainer")) is not None:
+        found.append((_put_back_resolvers, dict(containers.BaseContainer._resolvers)))
+    if (special := sys.modules.get("scipy.special")) is not None:
+        found.append((lambda errors: special.seterr(**errors), special.geterr()))
     return found
+
+
+def _put_back_resolvers(found: dict[str, Any]) -> None:
+    """OmegaConf's resolvers as `found`, where a call registered or replaced one (OmegaConf keeps them in
+    `BaseContainer._resolvers` only, as `compiler.runstate` puts them back in the run's process)."""
+    resolvers = sys.modules["omegaconf.basecontainer"].BaseContainer._resolvers
+    if resolvers != found:
+        refill(resolvers, found)  # in place: the class's name stays bound to the dict (`stdlibnames`)
 
 
 def _options(tree: dict[str, Any], prefix: str = "") -> dict[str, Any]:

@@ -26,7 +26,7 @@ import threading
 import time
 from typing import Any, Callable
 
-HOLDING = ("numpy", "pandas", "yaml")
+HOLDING = ("numpy", "pandas", "yaml", "omegaconf", "scipy.special")
 """Libraries holding state for every caller that `scorer_worker._held_by_libraries` puts back where they were
 imported before the first call."""
 TASKS = "/proc/self/task"
