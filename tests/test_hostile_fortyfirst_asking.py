@@ -12,6 +12,10 @@
    call's subprocess started with it closed (`core.stdfds.statuses`)
 4. the process's OOM score adjustment a call raised (`/proc/self/oom_score_adj` written 1000) stayed so: the scorer
    process the kernel's first pick when memory ran short, in every later call (`core.procfs.oom_score`)
+5. the timer slack a call set (prctl's `PR_SET_TIMERSLACK`, 200 ms) delayed every later call's sleeps and timeouts (20
+   sleeps of 0.1 ms took 4 s): put back with the interpreter's other settings (`core.prctlstate`); a call that forbade
+   the process to gain privileges (`PR_SET_NO_NEW_PRIVS`, which no process can take back) ends the process
+   (`execute.scorerleft`)
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.helpers.p38_asking import found_by
-from tests.helpers.p41_asking import LIBRARY_TABLES, PROCESS_FLAGS
+from tests.helpers.p41_asking import LIBRARY_TABLES, PRCTL, PROCESS_FLAGS
 
 
 def test_what_a_call_set_in_pandas_yaml_omegaconf_or_scipy_s_tables_reaches_no_later_call(tmp_path):
@@ -30,3 +34,7 @@ def test_what_a_call_set_in_pandas_yaml_omegaconf_or_scipy_s_tables_reaches_no_l
 def test_a_standard_descriptor_made_non_blocking_or_not_inherited_or_the_oom_score_raised_reach_no_later_call(tmp_path):
     oom = int(Path("/proc/self/oom_score_adj").read_text())  # as the scorer process inherits it
     assert found_by(tmp_path, PROCESS_FLAGS) == [({"s.blocking": 1, "s.inherited": 1, "s.oom": oom}, None)] * 3
+
+
+def test_a_timer_slack_or_privileges_forbidden_by_a_call_reach_no_later_call(tmp_path):
+    assert found_by(tmp_path, PRCTL) == [({"s.slack": 1, "s.privileged": 1}, None)] * 3

@@ -44,3 +44,22 @@ def s(response, values):
 """A scorer saying whether its call found its standard output and error blocking and inherited, and the process's OOM
 score adjustment, each call making them non-blocking (`os.set_blocking`, which stays with the open files) and not
 inherited, and the process the first the kernel ends when memory runs short."""
+
+
+PRCTL = """import ctypes
+
+LIBC = ctypes.CDLL(None)
+PR_SET_TIMERSLACK, PR_GET_TIMERSLACK, PR_SET_NO_NEW_PRIVS, PR_GET_NO_NEW_PRIVS = 29, 30, 38, 39
+
+
+def s(response, values):
+    found = {"slack": int(LIBC.prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0) != 200_000_000),
+             "privileged": 1 - LIBC.prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0)}
+    LIBC.prctl(PR_SET_TIMERSLACK, 200_000_000, 0, 0, 0)
+    if values["a"] == 1:
+        LIBC.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+    return found
+"""
+"""A scorer saying whether its call found the process's timer slack other than 200 ms and the process free to gain
+privileges, each call setting that slack (prctl's `PR_SET_TIMERSLACK`), the call of sample a=1 forbidding the process
+to gain privileges (`PR_SET_NO_NEW_PRIVS`: its process then ends)."""
