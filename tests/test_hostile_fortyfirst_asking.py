@@ -13,9 +13,12 @@
 4. the process's OOM score adjustment a call raised (`/proc/self/oom_score_adj` written 1000) stayed so: the scorer
    process the kernel's first pick when memory ran short, in every later call (`core.procfs.oom_score`)
 5. the timer slack a call set (prctl's `PR_SET_TIMERSLACK`, 200 ms) delayed every later call's sleeps and timeouts (20
-   sleeps of 0.1 ms took 4 s): put back with the interpreter's other settings (`core.prctlstate`); a call that forbade
-   the process to gain privileges (`PR_SET_NO_NEW_PRIVS`, which no process can take back) ends the process
-   (`execute.scorerleft`)
+   sleeps of 0.1 ms took 4 s), and the I/O class it set (`IOPRIO_CLASS_IDLE`) starved every later call's disk reads:
+   put back with the interpreter's other settings (`core.prctlstate`, `core.ioprio`); a call that forbade the process
+   to gain privileges (`PR_SET_NO_NEW_PRIVS`, which no process can take back) ends the process (`execute.scorerleft`)
+6. the default arguments a call set of a standard function (`json.dumps.__kwdefaults__["sort_keys"] = True`,
+   `textwrap.fill.__defaults__ = (10,)`) reached every later call: put back with the names the modules hold
+   (`core.stdlibnames`)
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.helpers.p38_asking import found_by
-from tests.helpers.p41_asking import LIBRARY_TABLES, PRCTL, PROCESS_FLAGS
+from tests.helpers.p41_asking import DEFAULTS, LIBRARY_TABLES, PRCTL, PROCESS_FLAGS
 
 
 def test_what_a_call_set_in_pandas_yaml_omegaconf_or_scipy_s_tables_reaches_no_later_call(tmp_path):
@@ -36,5 +39,9 @@ def test_a_standard_descriptor_made_non_blocking_or_not_inherited_or_the_oom_sco
     assert found_by(tmp_path, PROCESS_FLAGS) == [({"s.blocking": 1, "s.inherited": 1, "s.oom": oom}, None)] * 3
 
 
-def test_a_timer_slack_or_privileges_forbidden_by_a_call_reach_no_later_call(tmp_path):
-    assert found_by(tmp_path, PRCTL) == [({"s.slack": 1, "s.privileged": 1}, None)] * 3
+def test_a_timer_slack_an_io_class_or_privileges_forbidden_by_a_call_reach_no_later_call(tmp_path):
+    assert found_by(tmp_path, PRCTL) == [({"s.slack": 1, "s.privileged": 1, "s.io": 1}, None)] * 3
+
+
+def test_the_default_arguments_a_call_set_of_a_standard_function_reach_no_later_call(tmp_path):
+    assert found_by(tmp_path, DEFAULTS) == [({"s.sorted": 0, "s.lines": 2}, None)] * 3

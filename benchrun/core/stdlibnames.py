@@ -56,6 +56,10 @@ class Held:
         self.names, self.contents = names, contents
         self.held_names = ([live for _, live, _ in names], [was for _, _, was in names])
         self.held_contents = ([live for live, _ in contents], [was for _, was in contents])
+        self.functions = list({id(value): value for owner, _, was in names if isinstance(owner, types.ModuleType)
+                               for value in was.values() if isinstance(value, types.FunctionType)
+                               and (value.__defaults__ or value.__kwdefaults__)}.values())
+        self.defaults = [_defaults(function) for function in self.functions]
 
 
 INSTALLED = tuple(dict.fromkeys(os.path.join(folder, "") for folder in (
@@ -143,6 +147,24 @@ def put_back_standard(found: Held) -> None:
     if changed:
         codecs.register(_none)  # unregistering a search function empties the cache (Python 3.10 and later)
         codecs.unregister(_none)
+    _put_back_defaults(found)
+
+
+def _defaults(function: types.FunctionType) -> tuple[Any, Any]:
+    """A function's default arguments: positional, and keyword-only (a copy of their dict)."""
+    kwdefaults = function.__kwdefaults__
+    return function.__defaults__, dict(kwdefaults) if kwdefaults is not None else None
+
+
+def _put_back_defaults(found: Held) -> None:
+    """The default arguments of each function the modules of `found` hold as found (`json.dumps.__kwdefaults__[
+    "sort_keys"] = True`: every later call's `json.dumps` sorted keys; `textwrap.fill.__defaults__ = (10,)`)."""
+    now = list(map(_defaults, found.functions))
+    for function, (defaults, kwdefaults), same in zip(found.functions, found.defaults,
+                                                       _unchanged(now, found.defaults)):
+        if not same:
+            function.__defaults__ = defaults
+            function.__kwdefaults__ = dict(kwdefaults) if kwdefaults is not None else None
 
 
 def _unchanged(lives: list[Any], copies: list[Any]) -> list[bool]:

@@ -50,16 +50,35 @@ PRCTL = """import ctypes
 
 LIBC = ctypes.CDLL(None)
 PR_SET_TIMERSLACK, PR_GET_TIMERSLACK, PR_SET_NO_NEW_PRIVS, PR_GET_NO_NEW_PRIVS = 29, 30, 38, 39
+IOPRIO_GET, IOPRIO_SET, IDLE = 252, 251, 3 << 13
 
 
 def s(response, values):
     found = {"slack": int(LIBC.prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0) != 200_000_000),
-             "privileged": 1 - LIBC.prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0)}
+             "privileged": 1 - LIBC.prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0),
+             "io": int(LIBC.syscall(IOPRIO_GET, 1, 0) != IDLE)}
     LIBC.prctl(PR_SET_TIMERSLACK, 200_000_000, 0, 0, 0)
+    LIBC.syscall(IOPRIO_SET, 1, 0, IDLE)
     if values["a"] == 1:
         LIBC.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
     return found
 """
-"""A scorer saying whether its call found the process's timer slack other than 200 ms and the process free to gain
-privileges, each call setting that slack (prctl's `PR_SET_TIMERSLACK`), the call of sample a=1 forbidding the process
-to gain privileges (`PR_SET_NO_NEW_PRIVS`: its process then ends)."""
+"""A scorer saying whether its call found the process's timer slack other than 200 ms, its I/O class other than idle
+and the process free to gain privileges, each call setting that slack (prctl's `PR_SET_TIMERSLACK`) and that class
+(ioprio_set, x86-64's number), the call of sample a=1 forbidding the process to gain privileges
+(`PR_SET_NO_NEW_PRIVS`: its process then ends)."""
+
+
+DEFAULTS = """import json
+import textwrap
+
+
+def s(response, values):
+    found = {"sorted": int(json.dumps({"b": 1, "a": 2})[2] == "a"),
+             "lines": len(textwrap.fill("x " * 50).splitlines())}
+    json.dumps.__kwdefaults__["sort_keys"] = True
+    textwrap.fill.__defaults__ = (10,)
+    return found
+"""
+"""A scorer saying whether its call found `json.dumps` sorting keys and in how many lines `textwrap.fill` fills 100
+characters (70 wide: 2), each call setting their default arguments (`__kwdefaults__`, `__defaults__`) otherwise."""
