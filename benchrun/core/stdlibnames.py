@@ -40,6 +40,7 @@ OWN_OBJECTS = ("logging", "threading", "os", "asyncio.events")
 environment: `scorer_worker._Found`; the event loop's policy: `execute.scorerloop`) or are the process's bookkeeping
 (the main thread's)."""
 CONTAINERS = (dict, list, set)
+DEFAULTS = operator.attrgetter("__defaults__", "__kwdefaults__")
 IMMUTABLE = 1 << 8
 """Py_TPFLAGS_IMMUTABLETYPE: a class no call can set or take away a name of (a C extension's, `datetime.date`), which
 needs no comparing; none of the standard ones holds a list, dict or set."""
@@ -56,8 +57,8 @@ class Held:
         self.names, self.contents = names, contents
         self.held_names = ([live for _, live, _ in names], [was for _, _, was in names])
         self.held_contents = ([live for live, _ in contents], [was for _, was in contents])
-        self.functions = list({id(value): value for owner, _, was in names if isinstance(owner, types.ModuleType)
-                               for value in was.values() if isinstance(value, types.FunctionType)
+        self.functions = list({id(value): value for _, _, was in names for value in was.values()
+                               if isinstance(value, types.FunctionType)
                                and (value.__defaults__ or value.__kwdefaults__)}.values())
         self.defaults = [_defaults(function) for function in self.functions]
 
@@ -157,9 +158,10 @@ def _defaults(function: types.FunctionType) -> tuple[Any, Any]:
 
 
 def _put_back_defaults(found: Held) -> None:
-    """The default arguments of each function the modules of `found` hold as found (`json.dumps.__kwdefaults__[
-    "sort_keys"] = True`: every later call's `json.dumps` sorted keys; `textwrap.fill.__defaults__ = (10,)`)."""
-    now = list(map(_defaults, found.functions))
+    """The default arguments of each function the modules and classes of `found` hold as found
+    (`json.dumps.__kwdefaults__["sort_keys"] = True`: every later call's `json.dumps` sorted keys;
+    `textwrap.fill.__defaults__ = (10,)`; `json.JSONEncoder.__init__`'s)."""
+    now = list(map(DEFAULTS, found.functions))  # compared with the copies as they are: no copy made
     for function, (defaults, kwdefaults), same in zip(found.functions, found.defaults,
                                                        _unchanged(now, found.defaults)):
         if not same:

@@ -75,10 +75,12 @@ import textwrap
 
 def s(response, values):
     found = {"sorted": int(json.dumps({"b": 1, "a": 2})[2] == "a"),
-             "lines": len(textwrap.fill("x " * 50).splitlines())}
+             "lines": len(textwrap.fill("x " * 50).splitlines()), "encoder": int(json.JSONEncoder().sort_keys)}
     json.dumps.__kwdefaults__["sort_keys"] = True
+    json.JSONEncoder.__init__.__kwdefaults__["sort_keys"] = True
     textwrap.fill.__defaults__ = (10,)
     return found
 """
 """A scorer saying whether its call found `json.dumps` sorting keys and in how many lines `textwrap.fill` fills 100
-characters (70 wide: 2), each call setting their default arguments (`__kwdefaults__`, `__defaults__`) otherwise."""
+characters (70 wide: 2) and whether a new `json.JSONEncoder` sorts keys, each call setting their default arguments
+(`__kwdefaults__`, `__defaults__`, a method's too) otherwise."""
