@@ -17,8 +17,8 @@
    put back with the interpreter's other settings (`core.prctlstate`, `core.ioprio`); a call that forbade the process
    to gain privileges (`PR_SET_NO_NEW_PRIVS`, which no process can take back) ends the process (`execute.scorerleft`)
 6. the default arguments a call set of a standard function (`json.dumps.__kwdefaults__["sort_keys"] = True`,
-   `textwrap.fill.__defaults__ = (10,)`, a method's: `json.JSONEncoder.__init__`) reached every later call: put back with the names the modules hold
-   (`core.stdlibnames`)
+   `textwrap.fill.__defaults__ = (10,)`, a method's: `json.JSONEncoder.__init__`) reached every later call: put back
+   with the names the modules hold (`core.stdlibnames`)
 """
 
 from __future__ import annotations
