@@ -26,12 +26,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.helpers.p38_asking import found_by
-from tests.helpers.p41_asking import DEFAULTS, LIBRARY_TABLES, PRCTL, PROCESS_FLAGS
+from tests.helpers.p41_asking import DEFAULTS, PRCTL, PROCESS_FLAGS, library_tables_after_a_call
 
 
-def test_what_a_call_set_in_pandas_yaml_omegaconf_or_scipy_s_tables_reaches_no_later_call(tmp_path):
-    assert found_by(tmp_path, LIBRARY_TABLES) == [({"s.precision": 6, "s.tag": 0, "s.word": 0, "s.resolver": 0,
-                                                   "s.special": 0}, None)] * 3
+def test_what_a_call_set_in_pandas_yaml_omegaconf_or_scipy_s_tables_reaches_no_later_call():
+    assert library_tables_after_a_call() == {"precision": 6, "tag": False, "word": "p41", "resolver": False,
+                                             "special": "ignore"}
 
 
 def test_a_standard_descriptor_made_non_blocking_or_not_inherited_or_the_oom_score_raised_reach_no_later_call(tmp_path):

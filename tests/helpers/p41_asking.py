@@ -2,29 +2,33 @@
 
 from __future__ import annotations
 
-LIBRARY_TABLES = """import re
+import re
+from typing import Any
 
-import pandas
-import scipy.special
-import yaml
-from omegaconf import OmegaConf
+from benchrun.execute import libraryheld
 
 
-def s(response, values):
-    found = {"precision": pandas.get_option("display.precision"),
-             "tag": int("!p41" in yaml.FullLoader.yaml_constructors), "word": int(yaml.safe_load("p41") is None),
-             "resolver": int(OmegaConf.has_resolver("p41")),
-             "special": int(scipy.special.geterr()["singular"] != "ignore")}
+def library_tables_after_a_call() -> dict[str, Any]:
+    """What pandas' display precision, a YAML tag's constructor, a word PyYAML reads as null, an OmegaConf resolver
+    and scipy.special's errors are once the scorer process has put back (`libraryheld`) what a call set of them
+    (`pandas.set_option`, `yaml.add_constructor`, `yaml.add_implicit_resolver`, `OmegaConf.register_new_resolver`,
+    `scipy.special.seterr`): in this process, the libraries imported before as a scorer's module imports them."""
+    import pandas
+    import scipy.special
+    import yaml
+    from omegaconf import OmegaConf
+
+    held = libraryheld.held_now()
     pandas.set_option("display.precision", 2)
     yaml.add_constructor("!p41", lambda loader, node: 41)
     yaml.add_implicit_resolver("tag:yaml.org,2002:null", re.compile("^p41$"), ["p"], Loader=yaml.SafeLoader)
     OmegaConf.register_new_resolver("p41", lambda: 41)
     scipy.special.seterr(all="raise")
-    return found
-"""
-"""A scorer saying whether its call found pandas' display precision, a YAML tag's constructor, a word read as null, an
-OmegaConf resolver or scipy.special's errors raised as a call sets them (`pandas.set_option`, `yaml.add_constructor`,
-`yaml.add_implicit_resolver`, `OmegaConf.register_new_resolver`, `scipy.special.seterr`), each call setting them."""
+    for put, found in held:
+        put(found)
+    return {"precision": pandas.get_option("display.precision"), "tag": "!p41" in yaml.FullLoader.yaml_constructors,
+            "word": yaml.safe_load("p41"), "resolver": OmegaConf.has_resolver("p41"),
+            "special": scipy.special.geterr()["singular"]}
 
 
 PROCESS_FLAGS = """import os
