@@ -25,7 +25,11 @@ import time
 from typing import Any, Callable, Iterator
 
 from benchrun.core.interrupts import handling_now
+from benchrun.core.ioprio import io_priority, put_back_io_priority
+from benchrun.core.prctlstate import put_back_timer_slack, timer_slack
+from benchrun.core.procfs import oom_score, put_back_oom_score
 from benchrun.core.scratch import remove_scratch, scratch_folder
+from benchrun.core.stdfds import put_back_statuses, statuses
 from benchrun.core.stdlibnames import put_back_standard, standard_now
 
 
@@ -78,7 +82,8 @@ SETTINGS: tuple[tuple[Callable[[], Any], Callable[[Any], Any]], ...] = (
     *([(lambda: os.sched_getaffinity(0), lambda found: os.sched_setaffinity(0, found))]
       if hasattr(os, "sched_getaffinity") else []),
     *((lambda name=name: _stream(name), lambda found, name=name: _restream(name, *found))
-      for name in ("stdin", "stdout", "stderr")))
+      for name in ("stdin", "stdout", "stderr")), (statuses, put_back_statuses), (oom_score, put_back_oom_score),
+    (timer_slack, put_back_timer_slack), (io_priority, put_back_io_priority))
 """The interpreter's settings a scorer may change for its own work, each read and set back (the scorer process's
 `_Found`), none of which may reach the calls after it, nor, changed by a benchmark's file as it is imported, the run
 (`_settings_kept`: `locale.setlocale(LC_ALL, 'de_DE.UTF-8')` rendered `{a:n}` in every later prompt `1.234.567`): a
@@ -105,7 +110,10 @@ shared their symbols), the hooks of async generators and the depth of coroutines
 call (`sys.breakpointhook`, `sys.displayhook`), the finders found for sys.path's entries
 (`sys.path_importer_cache[folder] = None`: a later call's imports from it failed) and asyncio's event loop policy (a
 benchmark's file that set one as it was imported made the run's own loop its policy's: one that failed to make one, a
-traceback; uvloop's, the run asked on uvloop).
+traceback; uvloop's, the run asked on uvloop), the standard descriptors, whether inherited, and their files' flags
+(`os.set_blocking(2, False)`: a later call's write past what the log's pipe held failed; `stdfds.statuses`), the
+process's OOM score adjustment (`procfs.oom_score`), its timer slack (`prctlstate.timer_slack`) and its I/O
+priority (`ioprio`).
 """
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
@@ -11,6 +12,7 @@ STATE, PARENT, STARTED = 0, 1, 19
 ENDED = ("Z", "X")
 """The states of a process that has ended: a zombie, its exit status not yet collected, and one being removed."""
 BOOT_ID = PROC / "sys/kernel/random/boot_id"
+OOM_SCORE = PROC / "self/oom_score_adj"
 
 
 def proc_text(path: Path | str) -> str:
@@ -92,3 +94,19 @@ def kernel_devices() -> frozenset[int]:
         if kind and kind[0] in KERNEL_FS and major.isdigit() and minor.isdigit():
             found.add(os.makedev(int(major), int(minor)))
     return frozenset(found)
+
+
+def oom_score() -> str | None:
+    """How much more readily the kernel ends this process when memory runs short (-1000 to 1000), as /proc says."""
+    try:
+        return proc_text(OOM_SCORE).strip()
+    except OSError:
+        return None
+
+
+def put_back_oom_score(found: str | None) -> None:
+    """The process's OOM score adjustment as `found` again where it changed (`/proc/self/oom_score_adj` written 1000:
+    the process the kernel ended first, a later call's ScorerProcessDied); any process may lower it back so far."""
+    if found is not None and oom_score() != found:
+        with contextlib.suppress(OSError):
+            OOM_SCORE.write_text(found)

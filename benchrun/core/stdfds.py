@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import fcntl
 import io
 import logging
 import os
@@ -32,6 +33,28 @@ def open_standard_fds() -> None:
             os.set_inheritable(os.open(os.devnull, os.O_RDWR), True)
     for fd in OUTPUT_FDS:
         os.set_blocking(fd, True)
+
+
+def statuses() -> dict[int, tuple[int, bool]]:
+    """The status flags of the open file each standard descriptor is (`os.set_blocking(1, False)` by a benchmark's
+    file or a scorer, which stays with the file, every copy of the descriptor and the terminal's shell included), and
+    whether the descriptor is inherited (`os.set_inheritable(2, False)`: a later call's subprocess started with no
+    stderr, its first file opened taking number 2)."""
+    found = {}
+    for fd in STANDARD_FDS:
+        with contextlib.suppress(OSError):
+            found[fd] = fcntl.fcntl(fd, fcntl.F_GETFL), os.get_inheritable(fd)
+    return found
+
+
+def put_back_statuses(found: dict[int, tuple[int, bool]]) -> None:
+    """Each standard descriptor, and its file, as `found` (`statuses`) again."""
+    for fd, (status, inherited) in found.items():
+        with contextlib.suppress(OSError):
+            if fcntl.fcntl(fd, fcntl.F_GETFL) != status:
+                fcntl.fcntl(fd, fcntl.F_SETFL, status)
+            if os.get_inheritable(fd) != inherited:
+                os.set_inheritable(fd, inherited)
 
 
 def encodable_streams() -> None:

@@ -40,6 +40,10 @@ OWN_OBJECTS = ("logging", "threading", "os", "asyncio.events")
 environment: `scorer_worker._Found`; the event loop's policy: `execute.scorerloop`) or are the process's bookkeeping
 (the main thread's)."""
 CONTAINERS = (dict, list, set)
+DEFAULTS = operator.attrgetter("__defaults__", "__kwdefaults__")
+IMMUTABLE = 1 << 8
+"""Py_TPFLAGS_IMMUTABLETYPE: a class no call can set or take away a name of (a C extension's, `datetime.date`), which
+needs no comparing; none of the standard ones holds a list, dict or set."""
 _GONE = object()
 Names = list[tuple[Any, Mapping[str, Any], dict[str, Any]]]
 """Each module or class, its names (live), and a copy of them as found."""
@@ -53,6 +57,10 @@ class Held:
         self.names, self.contents = names, contents
         self.held_names = ([live for _, live, _ in names], [was for _, _, was in names])
         self.held_contents = ([live for live, _ in contents], [was for _, was in contents])
+        self.functions = list({id(value): value for _, _, was in names for value in was.values()
+                               if isinstance(value, types.FunctionType)
+                               and (value.__defaults__ or value.__kwdefaults__)}.values())
+        self.defaults = [_defaults(function) for function in self.functions]
 
 
 INSTALLED = tuple(dict.fromkeys(os.path.join(folder, "") for folder in (
@@ -63,16 +71,16 @@ benchrun's own; the benchmark's own modules are in none of them, and what they h
 
 
 def standard_now() -> Held:
-    """Each standard, installed or benchrun's module imported now and each class it defines, as its names and a copy of
-    them, and the content of each list, dict or set the standard ones' names hold (an installed library's are its own
-    bookkeeping, as far as benchrun can tell)."""
+    """Each standard, installed or benchrun's module imported now and each class it defines (but IMMUTABLE ones), as
+    its names and a copy of them, and the content of each list, dict or set the standard ones' names hold (an installed
+    library's are its own bookkeeping, as far as benchrun can tell)."""
     names: Names = []
     for name, module in list(sys.modules.items()):
         if _kept(name, module) and (elsewhere := OWN_RULES.get(name, ())) is not None:
             found = vars(module)
             names.append((module, found, {key: value for key, value in found.items() if key not in elsewhere}))
             names += [(cls, vars(cls), dict(vars(cls))) for cls in list(found.values())
-                      if isinstance(cls, type) and cls.__module__ == name]
+                      if isinstance(cls, type) and cls.__module__ == name and not cls.__flags__ & IMMUTABLE]
     standard = [entry for entry in names if _standard(_module_of(entry[0]))]
     return Held(names + _objects(standard), _contents(standard))
 
@@ -136,10 +144,29 @@ def put_back_standard(found: Held) -> None:
                     setattr(owner, name, value)
     changed = [(now, was) for (now, was), same in zip(found.contents, _unchanged(*found.held_contents)) if not same]
     for now, was in changed:
-        _refill(now, was)
+        refill(now, was)
     if changed:
         codecs.register(_none)  # unregistering a search function empties the cache (Python 3.10 and later)
         codecs.unregister(_none)
+    _put_back_defaults(found)
+
+
+def _defaults(function: types.FunctionType) -> tuple[Any, Any]:
+    """A function's default arguments: positional, and keyword-only (a copy of their dict)."""
+    kwdefaults = function.__kwdefaults__
+    return function.__defaults__, dict(kwdefaults) if kwdefaults is not None else None
+
+
+def _put_back_defaults(found: Held) -> None:
+    """The default arguments of each function the modules and classes of `found` hold as found
+    (`json.dumps.__kwdefaults__["sort_keys"] = True`: every later call's `json.dumps` sorted keys;
+    `textwrap.fill.__defaults__ = (10,)`; `json.JSONEncoder.__init__`'s)."""
+    now = list(map(DEFAULTS, found.functions))  # compared with the copies as they are: no copy made
+    for function, (defaults, kwdefaults), same in zip(found.functions, found.defaults,
+                                                       _unchanged(now, found.defaults)):
+        if not same:
+            function.__defaults__ = defaults
+            function.__kwdefaults__ = dict(kwdefaults) if kwdefaults is not None else None
 
 
 def _unchanged(lives: list[Any], copies: list[Any]) -> list[bool]:
@@ -168,7 +195,7 @@ def _same(now: Any, was: Any) -> bool:
         return False
 
 
-def _refill(now: Any, was: Any) -> None:
+def refill(now: Any, was: Any) -> None:
     """A list, dict or set holding `was`'s content again, in place (the object its names are bound to)."""
     if isinstance(now, list):
         now[:] = was

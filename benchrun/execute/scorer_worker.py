@@ -51,7 +51,7 @@ from benchrun.core.errors import BenchrunError, os_problem
 from benchrun.core.interrupts import handling_now, ignore_terminal_signals
 from benchrun.core.stdlibnames import put_back_standard, standard_now
 from benchrun.core.text import message_of, one_line
-from benchrun.execute import cenviron
+from benchrun.execute import cenviron, libraryheld
 from benchrun.execute.proctree import reap_below
 from benchrun.execute.scorerleft import Left, Watch
 from benchrun.execute.scorerloop import Loops
@@ -123,7 +123,8 @@ class _Found:
     generator's state, numpy's floating-point error handling); so did any variable set past os.environ
     (`os.putenv`, ctypes' `setenv` or `unsetenv`), which the later calls' subprocesses inherited (`cenviron`); so
     did the interpreter's settings of runstate.SETTINGS it changed, a standard descriptor it replaced
-    (`os.dup2(devnull, 2)` to quiet a library, left so: nothing a later call printed reached the log), a module
+    (`os.dup2(devnull, 2)` to quiet a library, left so: nothing a later call printed reached the log) or its
+    flags (`os.set_blocking`, runstate.SETTINGS), a module
     it replaced or removed in the module table (`_put_back_modules`), the descriptor every signal writes a byte to
     (`signal.set_wakeup_fd`: once closed, whatever file took its number was written a byte per signal) and its logging
     (a handler added in each call had every later call write each line once more than the call before it; a
@@ -161,12 +162,12 @@ class _Found:
         self.loops.put_back()
         put_back_limits(self.limits)
         os.umask(self.umask)
-        put_back_settings(self.settings)
-        for put, held in self.held:  # set whether changed or not: reading a generator's state to compare costs more
-            put(held)
         for fd, (copy, file) in self.standard.items():
             if _file_of(fd) != file:
                 os.dup2(copy, fd)
+        put_back_settings(self.settings)  # after the descriptors: their files' flags (`stdfds.statuses`)
+        for put, held in self.held:  # set whether changed or not: reading a generator's state to compare costs more
+            put(held)
         os.environ = self.environment  # the mapping itself, where the scorer bound the name to another
         if os.environ != self.environ:
             os.environ.clear()
@@ -197,7 +198,8 @@ def _held_by_libraries() -> list[tuple[Callable[[Any], Any], Any]]:
     imported numpy its global generator (`numpy.random.seed`, `rand`) and its handling of floating-point errors
     (`numpy.seterr(all="raise")`: a later call's division by zero raised FloatingPointError, where it gave inf;
     `seterrcall`), how it prints arrays (`numpy.set_printoptions(precision=2)`: a later call's `str(array)`, its answer
-    parsed against, said 0.33 for 0.33333333) and its buffers' size. A scorer seeding a generator as it is imported
+    parsed against, said 0.33 for 0.33333333) and its buffers' size, and pandas' options and PyYAML's tables
+    (`libraryheld`). A scorer seeding a generator as it is imported
     (`random.seed(0)`) and drawing in its calls scored each sample by how many draws the samples before it took, so a
     rescore, a resume or a replaced process scored it anew."""
     found: list[tuple[Callable[[Any], Any], Any]] = [(random.setstate, random.getstate()),
@@ -209,7 +211,7 @@ def _held_by_libraries() -> list[tuple[Callable[[Any], Any], Any]]:
                                                                        numpy.geterr()),
                   (lambda options: numpy.set_printoptions(**options), numpy.get_printoptions()),
                   (numpy.seterrcall, numpy.geterrcall()), (numpy.setbufsize, numpy.getbufsize())]
-    return found
+    return found + libraryheld.held_now()
 
 
 def _put_back_default_context(found: decimal.Context) -> None:

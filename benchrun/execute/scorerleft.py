@@ -1,15 +1,15 @@
 """What a scorer's call can leave in the scorer process that the process cannot put back as the first call found it
 (`scorer_worker._Found` puts back the rest): a priority it lowered (`os.nice(19)`: every later call slowed, past
 scorer_timeout_s) or a scheduling policy it set (`os.SCHED_IDLE`), a user or root directory it changed as root
-(`os.setuid`, `os.chroot`), a thread left running (it runs on in the later calls; not a thread of a pool the scorers'
-modules made as they were imported), a library
+(`os.setuid`, `os.chroot`), the process forbidden to gain privileges (`PR_SET_NO_NEW_PRIVS`), a thread left running
+(it runs on in the later calls; not a thread of a pool the scorers' modules made as they were imported), a library
 holding state for every caller first imported in the call (numpy's generator seeded there: no state "as first found"
-to put back), an audit hook, a fork handler or a codec search function added or taken away (`sys.addaudithook`,
-`os.register_at_fork`, `codecs.register`, `codecs.unregister`, and `_codecs`' own, which they are: none can be
-listed), a class registered with an abstract base class (`numbers.Number.register(str)`: every later call's
-`isinstance(x, numbers.Number)` true of a string; no registration can be taken back). The process ends after such a
-call, its reply sent, and the run starts another for the next sample. The four that cannot be listed are seen by
-wrapping their entry points before the benchmark's modules are imported (`Watch`): what a module does as it is
+to put back; HOLDING), an audit hook, a fork handler or a codec search function added or taken away
+(`sys.addaudithook`, `os.register_at_fork`, `codecs.register`, `codecs.unregister`, and `_codecs`' own, which they
+are: none can be listed), a class registered with an abstract base class (`numbers.Number.register(str)`: every later
+call's `isinstance(x, numbers.Number)` true of a string; no registration can be taken back). The process ends after
+such a call, its reply sent, and the run starts another for the next sample. The four that cannot be listed are seen
+by wrapping their entry points before the benchmark's modules are imported (`Watch`): what a module does as it is
 imported (the scorers' modules, a library imported first in a call) is as the first call found it, in every process
 alike."""
 
@@ -26,7 +26,9 @@ import threading
 import time
 from typing import Any, Callable
 
-HOLDING = ("numpy",)
+from benchrun.core.prctlstate import gains_no_privileges
+
+HOLDING = ("numpy", "pandas", "yaml", "omegaconf", "scipy.special")
 """Libraries holding state for every caller that `scorer_worker._held_by_libraries` puts back where they were
 imported before the first call."""
 TASKS = "/proc/self/task"
@@ -77,7 +79,7 @@ class Left:
         self.watch = watch
         self.priority, self.policy, self.threads, self.tasks = _priority(), _policy(), _threads(), _tasks()
         self.pools = _pools()
-        self.identity, self.root = _identity(), _root()
+        self.identity, self.root, self.privileged = _identity(), _root(), gains_no_privileges()
         self.holding = {name for name in HOLDING if name in sys.modules}
 
     def why(self) -> str | None:
@@ -94,6 +96,8 @@ class Left:
                         f"{self.identity})")
         if _root() != self.root:
             said.append("changed the process's root directory (os.chroot)")
+        if gains_no_privileges() != self.privileged:
+            said.append("forbade the process to gain privileges (PR_SET_NO_NEW_PRIVS)")
         pooled = {thread.ident or 0 for pool in self.pools for thread in list(pool._threads)} - self.threads
         # `_threads`: the executor lists its threads nowhere public
         if _threads() - self.threads - pooled or _settled_more(self.tasks, len(pooled)):

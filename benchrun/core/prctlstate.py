@@ -1,0 +1,29 @@
+"""What prctl(2) sets of the process that a benchmark's code may set too: its timer slack (`PR_SET_TIMERSLACK`, by
+which the kernel may delay each of its sleeps and timeouts: 200 ms made a scorer's twenty short sleeps take 4 s, in
+every later call), read and put back, and whether it may gain privileges (`PR_SET_NO_NEW_PRIVS`: its subprocesses'
+setuid programs run without them; no process can take it back)."""
+
+from __future__ import annotations
+
+import ctypes
+
+PR_SET_TIMERSLACK, PR_GET_TIMERSLACK, PR_GET_NO_NEW_PRIVS = 29, 30, 39
+_LIBC = ctypes.CDLL(None, use_errno=True)
+
+
+def timer_slack() -> int | None:
+    """The process's timer slack in nanoseconds (its main thread's, which the threads it starts take), None where the
+    system does not say."""
+    found = _LIBC.prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0)
+    return found if found >= 0 else None
+
+
+def put_back_timer_slack(found: int | None) -> None:
+    """The timer slack `found` (`timer_slack`) again where it changed."""
+    if found is not None and timer_slack() != found:
+        _LIBC.prctl(PR_SET_TIMERSLACK, ctypes.c_ulong(found), 0, 0, 0)
+
+
+def gains_no_privileges() -> bool:
+    """Whether the process was forbidden to gain privileges (`PR_SET_NO_NEW_PRIVS`), for good."""
+    return _LIBC.prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) == 1
