@@ -19,12 +19,18 @@
 6. the default arguments a call set of a standard function (`json.dumps.__kwdefaults__["sort_keys"] = True`,
    `textwrap.fill.__defaults__ = (10,)`, a method's: `json.JSONEncoder.__init__`) reached every later call: put back
    with the names the modules hold (`core.stdlibnames`)
+7. (the lead's review) on a system other than Linux, the new readings called Linux's prctl, and Linux's
+   ioprio system call by its x86_64 number, which is another call there (macOS's 252); they now read
+   nothing there.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from benchrun.core import ioprio, prctlstate
 from tests.helpers.p38_asking import found_by
 from tests.helpers.p41_asking import DEFAULTS, PRCTL, PROCESS_FLAGS, library_tables_after_a_call
 
@@ -45,3 +51,9 @@ def test_a_timer_slack_an_io_class_or_privileges_forbidden_by_a_call_reach_no_la
 
 def test_the_default_arguments_a_call_set_of_a_standard_function_reach_no_later_call(tmp_path):
     assert found_by(tmp_path, DEFAULTS) == [({"s.sorted": 0, "s.lines": 2, "s.encoder": 0}, None)] * 3
+
+
+def test_the_linux_settings_are_read_on_linux_alone(monkeypatch: pytest.MonkeyPatch):
+    """Case 7: another system's prctl is none, and its system call 252 is not ioprio_get."""
+    monkeypatch.setattr("sys.platform", "darwin")
+    assert (ioprio.io_priority(), prctlstate.timer_slack(), prctlstate.gains_no_privileges()) == (None, None, False)

@@ -6,16 +6,17 @@ from __future__ import annotations
 
 import ctypes
 import platform
+import sys
 
 CALLS = {"x86_64": (252, 251), "aarch64": (31, 30)}
-"""The numbers of ioprio_get and ioprio_set by machine (Python offers neither)."""
+"""The numbers of Linux's ioprio_get and ioprio_set by machine (Python offers neither)."""
 IOPRIO_WHO_PROCESS = 1
 _LIBC = ctypes.CDLL(None, use_errno=True)
 
 
 def io_priority() -> int | None:
     """The process's I/O class and priority as one number (the class in its high bits), None where unknown."""
-    if (calls := CALLS.get(platform.machine())) is None:
+    if sys.platform != "linux" or (calls := CALLS.get(platform.machine())) is None:  # another system's numbers
         return None
     found = _LIBC.syscall(calls[0], IOPRIO_WHO_PROCESS, 0)
     return found if found >= 0 else None

@@ -6,6 +6,7 @@ setuid programs run without them; no process can take it back)."""
 from __future__ import annotations
 
 import ctypes
+import sys
 
 PR_SET_TIMERSLACK, PR_GET_TIMERSLACK, PR_GET_NO_NEW_PRIVS = 29, 30, 39
 _LIBC = ctypes.CDLL(None, use_errno=True)
@@ -14,6 +15,8 @@ _LIBC = ctypes.CDLL(None, use_errno=True)
 def timer_slack() -> int | None:
     """The process's timer slack in nanoseconds (its main thread's, which the threads it starts take), None where the
     system does not say."""
+    if sys.platform != "linux":  # prctl is Linux's
+        return None
     found = _LIBC.prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0)
     return found if found >= 0 else None
 
@@ -26,4 +29,4 @@ def put_back_timer_slack(found: int | None) -> None:
 
 def gains_no_privileges() -> bool:
     """Whether the process was forbidden to gain privileges (`PR_SET_NO_NEW_PRIVS`), for good."""
-    return _LIBC.prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) == 1
+    return sys.platform == "linux" and _LIBC.prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) == 1
