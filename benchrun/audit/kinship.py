@@ -20,7 +20,6 @@ def kinship(baseline: Run, run: Run) -> str | None:
     return None
 
 
-
 def _made_of(derived: Run, source: Run) -> str | None:
     """`a retry (5 answers carried) of`, `a merge (shard 1/2) of` when `derived` is made of `source`'s answers."""
     info = derived.info

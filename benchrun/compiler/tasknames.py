@@ -12,12 +12,11 @@ def select(specs: list[TaskSpec], only: list[str] | None) -> list[TaskSpec]:
     """Check task names are unique, then keep those in `only` (all when None)."""
     seen: dict[str, TaskSpec] = {}
     for spec in specs:
-        if (other := seen.get(_folded(spec.name))) is not None:
+        if (other := seen.setdefault(_folded(spec.name), spec)) is not spec:
             raise TaskError(_twice(spec.name, other), **spec.where("name"))
-        seen[_folded(spec.name)] = spec
-    names = [spec.name for spec in specs]
     if only is None:
         return specs
+    names = [spec.name for spec in specs]
     missing = [name for name in only if name not in names]
     if missing:
         raise ConfigError(f"no task named {', '.join(map(name_said, missing))} (tasks: {', '.join(names)})",
