@@ -29,7 +29,7 @@ from benchrun.compiler.chatcolumns import refuse_chat_values
 from benchrun.compiler.data import Example, draw
 from benchrun.compiler.examplevalues import check_example_values
 from benchrun.compiler.files import REFERENCE
-from benchrun.compiler.sampleids import ID_COLUMN, TWO_FORMS, sample_id_for, unique_id
+from benchrun.compiler.sampleids import ID_COLUMN, TWO_FORMS, refuse_id_lookalike, sample_id_for, unique_id
 from benchrun.compiler.schemas import SHOWN
 from benchrun.compiler.scoring import trimmed
 from benchrun.compiler.shots import prompt_shown
@@ -179,6 +179,7 @@ def samples(spec: TaskSpec, limits: Limits, rendered: Rendered, preamble: int = 
     unique, stable id; each prompt's characters, with the `preamble` sent before it (the system prompt and
     examples), are held to task.max_prompt_chars and added to what the tasks before it `rendered`."""
     _names_apart(spec)
+    refuse_id_lookalike(spec)
     _says_something(spec)
     parts = template_parts(spec, limits)
     shown = [name for field in _fields(parts) for name in (field.name, *field.spec_fields)]

@@ -69,6 +69,16 @@ def _apart(one: str, other: str) -> str:
             "with, which prints as nothing")
 
 
+def refuse_id_lookalike(spec: TaskSpec) -> None:
+    """Refuse a value named as the id column but for its case (`ID`, `Id`) in a task without one: it was read as a
+    value, each sample's id made of all its values (`t:a=1,ID=q1`), not the id the column gave."""
+    if ID_COLUMN not in spec.values and (name := next((name for name in spec.values
+                                                        if name.casefold() == ID_COLUMN), None)):
+        raise _error(spec, f"values.{name}", f"'{name}' is read as a value, not as the samples' ids: the id column is "
+                                             f"named '{ID_COLUMN}', by that exact name; rename it '{ID_COLUMN}' (it "
+                                             "stays a value the template can show), or give it another name")
+
+
 def _check_given_id(spec: TaskSpec, given: str, index: int) -> None:
     """Refuse an id column's id that is empty, longer than MAX_GIVEN_ID or holds a control character (a line break
     split `show`'s heading of the sample in two)."""

@@ -1,0 +1,35 @@
+"""The forty-second hostile pass of issue 19, the side of what goes in: the items the forty-first pass left, then a
+fresh pass. /work/notes/p42/result-input.md has the whole list, what held and what was left.
+
+Fixed:
+1. A value named as the id column but for its case (a CSV's `ID`, `Id`; an inline `values: {ID: ...}`) in a task
+   without an `id` refused naming the column (compiler.sampleids): it was read as a value, each sample's id made of
+   all its values (`t:a=1,ID=q1`), not the id the column gave.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.helpers.p42_input import TEMPLATE, refused, sample_ids
+
+ID_SAID = ("'{0}' is read as a value, not as the samples' ids: the id column is named 'id', by that exact name; "
+           "rename it 'id' (it stays a value the template can show), or give it another name")
+
+
+@pytest.mark.parametrize(("files", "said"), [
+    ({**TEMPLATE, "tasks/t/values.csv": "a,reference,ID\n1,1,q1\n"},
+     "in 'tasks/t/values.csv': task 't': column 'ID': " + ID_SAID.format("ID")),
+    ({**TEMPLATE, "tasks/t/values.csv": "a,Id,reference\n1,q1,1\n"},
+     "in 'tasks/t/values.csv': task 't': column 'Id': " + ID_SAID.format("Id")),
+    ({"tasks.yml": "- name: t\n  template: say {a}\n  values: {a: [1], ID: [q1]}\n  reference: ['1']\n"},
+     "in 'tasks.yml': task 't': tasks[0].values.ID: " + ID_SAID.format("ID"))])
+def test_a_value_named_as_the_id_column_but_for_case_is_refused(tmp_path, files, said):
+    """Before: taken, the sample's id `t:a=1,ID=q1`."""
+    assert refused(tmp_path, files) == said
+
+
+def test_the_id_column_and_a_value_named_alike_are_taken(tmp_path):
+    """` id` (a header's space is stripped) is the id column; `ID` beside `id` is a value."""
+    assert sample_ids(tmp_path / "a", {**TEMPLATE, "tasks/t/values.csv": "a,reference, id\n1,1,q1\n"}) == ["t:q1"]
+    assert sample_ids(tmp_path / "b", {**TEMPLATE, "tasks/t/values.csv": "a,reference,id,ID\n1,1,q1,x\n"}) == ["t:q1"]
