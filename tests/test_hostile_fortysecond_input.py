@@ -5,12 +5,18 @@ Fixed:
 1. A value named as the id column but for its case (a CSV's `ID`, `Id`; an inline `values: {ID: ...}`) in a task
    without an `id` refused naming the column (compiler.sampleids): it was read as a value, each sample's id made of
    all its values (`t:a=1,ID=q1`), not the id the column gave.
+2. A line end in an override outside quotes (a script saved with Windows line ends passing `runner.model=m\r`; `\r`
+   inside a list, `task.only=[t\r]`; NEL, U+2028) said as a line end to remove (compose.overridewords): the advice
+   was to quote it (`runner.model='m\r'`), which a model's name then refused as a control character; inside a list
+   Hydra's message was split at the `\r` and said `LexerNoViableAltException: task.only=[t` alone.
 """
 
 from __future__ import annotations
 
 import pytest
 
+from tests.helpers.p29_input import dry_run
+from tests.helpers.p30_input import TASK, ended, refusal
 from tests.helpers.p42_input import TEMPLATE, refused, sample_ids
 
 ID_SAID = ("'{0}' is read as a value, not as the samples' ids: the id column is named 'id', by that exact name; "
@@ -33,3 +39,17 @@ def test_the_id_column_and_a_value_named_alike_are_taken(tmp_path):
     """` id` (a header's space is stripped) is the id column; `ID` beside `id` is a value."""
     assert sample_ids(tmp_path / "a", {**TEMPLATE, "tasks/t/values.csv": "a,reference, id\n1,1,q1\n"}) == ["t:q1"]
     assert sample_ids(tmp_path / "b", {**TEMPLATE, "tasks/t/values.csv": "a,reference,id,ID\n1,1,q1,x\n"}) == ["t:q1"]
+
+
+CRLF = ("Hydra's override grammar takes '\\r' (character {}), a line end, in no word of a command line: a script saved "
+        "with Windows line ends (CRLF) leaves it at the end of each line's last word; remove it (dos2unix the script)")
+
+
+@pytest.mark.parametrize(("word", "said"), [
+    ("runner.model=m\r", "the override 'runner.model=m\\r': " + CRLF.format(15)),
+    ("task.only=[t\r]", "the override 'task.only=[t\\r]': " + CRLF.format(13)),
+    ("runner.model=m\x85", "the override 'runner.model=m\\x85': Hydra's override grammar takes '\\x85' (character 15), "
+                            "a line end, in no word of a command line; remove it")])
+def test_a_line_end_outside_quotes_is_said_as_one_to_remove(tmp_path, word, said):
+    """Before: `quote it: runner.model='m\r'`; for `[t\r]`, `cannot read it (LexerNoViableAltException: task.only=[t)`."""
+    assert ended(dry_run(tmp_path, {"tasks.yml": TASK}, word)) == refusal(said)

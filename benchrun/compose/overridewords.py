@@ -18,13 +18,16 @@ from benchrun.core.text import name_said
 
 ITEM_MARKS = ",[]{}()"
 """What ends an item of a value in Hydra's override grammar: a sweep's or a list's comma, brackets."""
+LINE_ENDS = "\r\x85\u2028\u2029"
+"""The line ends (Python splits lines at) that a command line's word can hold, which Hydra's grammar takes in quotes
+alone."""
 
 
 def unquoted_character(err: OverrideParseException) -> str | None:
     """Hydra's `LexerNoViableAltException: OVERRIDE` (with a caret under the character) for a character its grammar
     takes only in quotes (`é`, `ö`, `😀`), as a line naming the override, the character and the fix (a control
     character, which no text holds, is to be removed: quoting it put U+FFFD in the advice); else None."""
-    prefix, lines = "LexerNoViableAltException: ", err.message.splitlines()
+    prefix, lines = "LexerNoViableAltException: ", err.message.split("\n")  # the override's own `\r` is no line's end
     if len(lines) < 2 or not lines[0].startswith(prefix) or "^" not in lines[1]:
         return None
     caret = lines[1].index("^") - len(prefix)  # where the token it could not read starts: `.` of `task.оnly`
@@ -39,6 +42,10 @@ def unquoted_character(err: OverrideParseException) -> str | None:
     if at < err.override.find("=") or "=" not in err.override:  # quoting the value would not help: it is the key's
         return (f"{said} in no key, and no key of the config holds it: keys are written in ASCII (runner.model, "
                 "task.path)")
+    if err.override[at] in LINE_ENDS:  # quoted, it is a line end of no word said
+        return f"{said}, a line end, in no word of a command line" + (
+            ": a script saved with Windows line ends (CRLF) leaves it at the end of each line's last word; remove it "
+            "(dos2unix the script)" if err.override[at] == "\r" else "; remove it")
     advice = _quote_advice(err.override, at)
     return f"{said} only inside quotes" + (f"; quote it: {advice}" if advice else "")
 
