@@ -9,6 +9,12 @@ Fixed:
    inside a list, `task.only=[t\r]`; NEL, U+2028) said as a line end to remove (compose.overridewords): the advice
    was to quote it (`runner.model='m\r'`), which a model's name then refused as a control character; inside a list
    Hydra's message was split at the `\r` and said `LexerNoViableAltException: task.only=[t` alone.
+3. A file named as one benchrun reads but written as JSON, as other tools name such a file (`info.json` in a task
+   folder, `tasks.json` beside tasks.yml, `judges.json`) refused naming it (compiler.lookalikes): it was read by
+   nothing, its task run with the default scorer, its judges never asked.
+4. A task folder whose values are in a file of another name (values.ndjson, values.json, values.tsv, values.xlsx,
+   `values (1).csv`) refused naming the folder and the two names read (compiler.sources): it was said as
+   `in 'tasks/t/values.csv': file is missing`, values.jsonl unsaid.
 """
 
 from __future__ import annotations
@@ -53,3 +59,26 @@ CRLF = ("Hydra's override grammar takes '\\r' (character {}), a line end, in no 
 def test_a_line_end_outside_quotes_is_said_as_one_to_remove(tmp_path, word, said):
     """Before: `quote it: runner.model='m\r'`; for `[t\r]`, `cannot read it (LexerNoViableAltException: task.only=[t)`."""
     assert ended(dry_run(tmp_path, {"tasks.yml": TASK}, word)) == refusal(said)
+
+
+LOOKS = ("in '{0}': {1}'{2}' is a name benchrun does not read (it reads {3}, by that exact name), so the file would be "
+         "ignored: rename it {3}")
+JUDGED = "- name: t\n  template: say {a}\n  values: {a: [1]}\n  reference: ['1']\n"
+
+
+@pytest.mark.parametrize(("files", "said"), [
+    ({**TEMPLATE, "tasks/t/values.csv": "a,reference\n1,1\n", "tasks/t/info.json": '{"scorer": "contains"}'},
+     LOOKS.format("tasks/t/info.json", "task 't': ", "info.json", "info.yml")),
+    ({"tasks.yml": JUDGED, "tasks.json": "[]"}, LOOKS.format("tasks.json", "", "tasks.json", "tasks.yml")),
+    ({"tasks.yml": JUDGED, "Judges.JSON": "[]"}, LOOKS.format("Judges.JSON", "", "Judges.JSON", "judges.yml"))])
+def test_a_file_benchrun_reads_named_as_json_is_refused(tmp_path, files, said):
+    """Before: taken, the file read by nothing (info.json's scorer unused: the task scored by exact_match)."""
+    assert refused(tmp_path, files) == said
+
+
+@pytest.mark.parametrize("name", ["values.ndjson", "values.json", "values (1).csv"])
+def test_a_task_folders_values_under_another_name_are_refused(tmp_path, name):
+    """Before: `in 'tasks/t/values.csv': task 't': file is missing`."""
+    assert refused(tmp_path, {**TEMPLATE, f"tasks/t/{name}": "a,reference\n1,1\n"}) == (
+        "in 'tasks/t': task 't': no values file: a task folder's values are read from values.csv or values.jsonl, by "
+        "that exact name")

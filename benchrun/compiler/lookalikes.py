@@ -1,8 +1,8 @@
-"""A benchmark's file named as one benchrun reads but for its letters' case or `.yaml` for `.yml` (`info.yaml`,
-`judges.yaml`, `Template.txt`, a folder `Tasks/`): benchrun reads files by their exact names, so such a file was
-read by nothing, its task run with the defaults (an info.yaml's scorer and format) or its judges never asked, without
-a word. Refused naming it and the name benchrun reads; so is a task folder's file named as one the benchmark's top holds
-(its own judges.yml), which nothing reads either."""
+"""A benchmark's file named as one benchrun reads but for its letters' case or `.yaml` or `.json` for `.yml`
+(`info.yaml`, `judges.json`, `Template.txt`, a folder `Tasks/`): benchrun reads files by their exact names, so such a
+file was read by nothing, its task run with the defaults (an info.yaml's scorer and format) or its judges never asked,
+without a word. Refused naming it and the name benchrun reads; so is a task folder's file named as one the benchmark's
+top holds (its own judges.yml), which nothing reads either."""
 
 from __future__ import annotations
 
@@ -40,6 +40,8 @@ def _refuse_in(bench: Path, folder: Path, read: tuple[str, ...], task: str | Non
 
 
 def _spelling(name: str) -> str:
-    """A name as it reads: its case folded, `.yaml` as `.yml`."""
+    """A name as it reads: its case folded, `.yaml` and `.json` (YAML's subset, as other tools write such a file) as
+    `.yml`."""
     folded = name.casefold()
-    return folded[:-len(".yaml")] + ".yml" if folded.endswith(".yaml") else folded
+    stem, dot, suffix = folded.rpartition(".")
+    return f"{stem}.yml" if dot and suffix in ("yaml", "json") else folded

@@ -295,6 +295,9 @@ def _folder_values(bench: Path, folder: Path, rel: str, bounds: Bounds) -> tuple
             raise TaskError("values.csv and values.jsonl are both here: keep one", file=rel, task=folder.name)
         named_at = {"file": jsonl_file, "task": folder.name, "key": None}
         return jsonl_file, read_values(bench, jsonl_file, named_at, bounds)
+    if not (folder / "values.csv").exists():  # a values.ndjson, values.json or values.tsv is read by nothing
+        raise TaskError(f"no values file: a task folder's values are read from {' or '.join(FOLDER_VALUES)}, by that "
+                        "exact name", file=rel, task=folder.name)
     header, rows = read_csv(folder / "values.csv", csv_file, folder.name, bounds)
     return csv_file, {name: [row[i] for row in rows] for i, name in enumerate(header)}
 
