@@ -15,6 +15,10 @@ Fixed:
 4. A task folder whose values are in a file of another name (values.ndjson, values.json, values.tsv, values.xlsx,
    `values (1).csv`) refused naming the folder and the two names read (compiler.sources): it was said as
    `in 'tasks/t/values.csv': file is missing`, values.jsonl unsaid.
+5. A preset of benchrun's groups that holds no keys (a `runner/mine.yaml` saved empty, only comments, `null`, `{}`)
+   refused naming the file (compose.userpresets), as one holding a list is: chosen, it was said as a key of the
+   command line (`runner.host: the config holds no value of it to override; add it with a '+'`) or as Hydra's
+   `Interpolation key 'runner.model' not found`, the file unnamed.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ import pytest
 
 from tests.helpers.p29_input import dry_run
 from tests.helpers.p30_input import TASK, ended, refusal
+from tests.helpers.p31_input import preset_run
 from tests.helpers.p42_input import TEMPLATE, refused, sample_ids
 
 ID_SAID = ("'{0}' is read as a value, not as the samples' ids: the id column is named 'id', by that exact name; "
@@ -82,3 +87,11 @@ def test_a_task_folders_values_under_another_name_are_refused(tmp_path, name):
     assert refused(tmp_path, {**TEMPLATE, f"tasks/t/{name}": "a,reference\n1,1\n"}) == (
         "in 'tasks/t': task 't': no values file: a task folder's values are read from values.csv or values.jsonl, by "
         "that exact name")
+
+
+@pytest.mark.parametrize("preset", [b"", b"# a runner of mine\n", b"null\n", b"{}\n"])
+def test_a_preset_holding_no_keys_is_refused_naming_it(tmp_path, preset):
+    """Before: `runner.host: the config holds no value of it to override; add it with a '+'`."""
+    assert ended(preset_run(tmp_path, preset)) == refusal(
+        f"in '{tmp_path / 'conf' / 'runner' / 'mine.yaml'}': it holds no keys (it is empty, only comments, null or {{}}), "
+        "where a preset holds keys (as `model: llama3.2`)")

@@ -22,7 +22,7 @@ from benchrun.core.yamlfile import MERGE, NOT_JSON, key_said, not_json_said, pos
 MAX_PRESET_VALUES = 100_000
 """The most values a preset's YAML may expand to, its aliases written out: far more than any config holds (benchrun's
 whole config is under a hundred)."""
-STR = "tag:yaml.org,2002:str"
+STR, NULL = "tag:yaml.org,2002:str", "tag:yaml.org,2002:null"
 MAX_PRESET_FILES = 1_000
 """The most YAML files of a preset folder read before Hydra: a folder of more is no folder of presets."""
 CONFIG_DIR_FLAGS = ("--config-dir", "-cd")
@@ -38,8 +38,9 @@ def refuse_expanding_presets(argv: Sequence[str]) -> None:
         for path in _yaml_files(Path(folder), groups):
             data = _read(path)
             node = _composed(data)
-            why = _hidden_header(data) or _unpresetlike(node) or _default_path(node) or _recorded_as_another(
-                path.relative_to(folder), node)
+            rel = path.relative_to(folder)
+            why = _hidden_header(data) or _unpresetlike(node) or _keyless(rel, data) or _default_path(
+                node) or _recorded_as_another(rel, node)
             if why is not None:
                 raise ConfigError(why, file=str(path.absolute()))
 
@@ -156,10 +157,27 @@ def _composed(data: bytes | None) -> yaml.Node | None:
         return None
 
 
+def _keyless(path: Path, data: bytes | None) -> str | None:
+    """Why a preset of benchrun's groups (`runner/mine.yaml`) that holds no keys (empty, only comments, `null`, `{}`)
+    is refused: chosen, it put none of a runner's keys in the config, said as a key of the command line
+    (`runner.model: the config holds no value of it to override`) or as Hydra's interpolation of the run's folder;
+    None for one that holds keys or is no YAML (Hydra says why)."""
+    if path.parts[0] not in PRESET_GROUPS or data is None:
+        return None
+    try:
+        node = yaml.compose(data, Loader=_OmegaConfReading)
+    except (yaml.YAMLError, RecursionError):
+        return None
+    empty = node is None or (isinstance(node, yaml.ScalarNode) and node.tag == NULL) or (
+        isinstance(node, yaml.MappingNode) and not node.value)
+    return "it holds no keys (it is empty, only comments, null or {}), where a preset holds keys (as `model: " \
+           "llama3.2`)" if empty else None
+
+
 def _unpresetlike(node: yaml.Node | None) -> str | None:
     """Why a preset's composed YAML `node` is none Hydra can take: its top not keys, or its aliases expanding to more
     than MAX_PRESET_VALUES values; None when it can."""
-    if node is None or (isinstance(node, yaml.ScalarNode) and node.tag == "tag:yaml.org,2002:null"):
+    if node is None or (isinstance(node, yaml.ScalarNode) and node.tag == NULL):
         return None
     if not isinstance(node, yaml.MappingNode):
         kind = "a list" if isinstance(node, yaml.SequenceNode) else f"the value {node.value!r}"
