@@ -19,6 +19,9 @@ Fixed:
    refused naming the file (compose.userpresets), as one holding a list is: chosen, it was said as a key of the
    command line (`runner.host: the config holds no value of it to override; add it with a '+'`) or as Hydra's
    `Interpolation key 'runner.model' not found`, the file unnamed.
+6. A sample's id holding Unicode's line or paragraph separator (U+2028, U+2029: a JSONL string holds them raw, as
+   JSON allows) refused where an id column gives it, and percent-encoded where values make it (`t:a=x%E2%80%A8y`)
+   (compiler.sampleids), as a control character's line break (NEL) is: the id was printed on two lines.
 """
 
 from __future__ import annotations
@@ -95,3 +98,14 @@ def test_a_preset_holding_no_keys_is_refused_naming_it(tmp_path, preset):
     assert ended(preset_run(tmp_path, preset)) == refusal(
         f"in '{tmp_path / 'conf' / 'runner' / 'mine.yaml'}': it holds no keys (it is empty, only comments, null or {{}}), "
         "where a preset holds keys (as `model: llama3.2`)")
+
+
+
+def test_a_line_separator_in_a_sample_id_is_refused_or_escaped(tmp_path):
+    """Before: taken, the ids `t:q\u20281` and `t:a=x\u2028y` (NEL was refused, and escaped as %C2%85)."""
+    assert refused(tmp_path / "a", {**TEMPLATE, "tasks/t/values.jsonl": '{"a": 1, "id": "q\u20281", "reference": "1"}\n'}
+                   ) == ("in 'tasks/t/values.jsonl': task 't': column 'id': the id of sample 1 holds '\\u2028' at "
+                         "character 2, a line separator, which an id cannot hold; write the id without it (an id is "
+                         "printed on one line)")
+    assert sample_ids(tmp_path / "b", {**TEMPLATE, "tasks/t/values.jsonl": '{"a": "x\u2029y", "reference": "1"}\n'}
+                      ) == ["t:a=x%E2%80%A9y"]

@@ -4,6 +4,7 @@ task as it prints."""
 from __future__ import annotations
 
 import hashlib
+import re
 import unicodedata
 from typing import Any
 from urllib.parse import quote
@@ -21,11 +22,16 @@ headings and every error naming its sample, and kept in every record of it."""
 TWO_FORMS = ("one text written in two Unicode forms, composed and decomposed: 'é' as one character, or as 'e' and a "
              "combining accent")
 """Why two names or ids that differ as written are one (in Unicode's composed form, NFC): they print as one."""
+SEPARATORS = "\u2028\u2029"
+"""Unicode's line and paragraph separators, which no control character is, but a line break to Python's splitlines and
+to editors: an id holding one is printed on two lines, as one holding a control character's line break (NEL) was."""
+_UNFIT = re.compile(f"[{CONTROL.pattern[1:-1]}{SEPARATORS}]")
 _ESCAPED = str.maketrans({"%": "%25", ",": "%2C", "=": "%3D",
-                          **{char: quote(char) for char in map(chr, [*range(0x20), *range(0x7F, 0xA0)])}})
+                          **{char: quote(char) for char in map(chr, [*range(0x20), *range(0x7F, 0xA0)])},
+                          **{char: quote(char) for char in SEPARATORS}})
 """What a value must not carry unescaped into a sample id `task:a=1,b=2`: its separators, and the control characters
-an id column's id may not hold (a line break, ESC, NUL), which an id made of values held as they were, percent-encoded
-as the separators are (`a=x%0Ay`): an id is printed on one line."""
+and line separators an id column's id may not hold (a line break, ESC, NUL, U+2028), which an id made of values held
+as they were, percent-encoded as the separators are (`a=x%0Ay`): an id is printed on one line."""
 
 
 def sample_id_for(task: str, values: dict[str, Any]) -> str:
@@ -86,8 +92,9 @@ def _check_given_id(spec: TaskSpec, given: str, index: int) -> None:
         why, fix = "is empty", "give every sample an id, or leave the id column out"
     elif len(given) > MAX_GIVEN_ID:
         why, fix = f"has {len(given):,} characters, more than a sample's id has ({MAX_GIVEN_ID})", "give a shorter one"
-    elif found := CONTROL.search(given):
-        why = f"holds {found[0]!r} at character {found.start() + 1}, a control character, which an id cannot hold"
+    elif found := _UNFIT.search(given):
+        kind = "a line separator" if found[0] in SEPARATORS else "a control character"
+        why = f"holds {found[0]!r} at character {found.start() + 1}, {kind}, which an id cannot hold"
         fix = "write the id without it (an id is printed on one line)"
     else:
         return
