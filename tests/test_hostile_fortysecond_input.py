@@ -22,6 +22,9 @@ Fixed:
 6. A sample's id holding Unicode's line or paragraph separator (U+2028, U+2029: a JSONL string holds them raw, as
    JSON allows) refused where an id column gives it, and percent-encoded where values make it (`t:a=x%E2%80%A8y`)
    (compiler.sampleids), as a control character's line break (NEL) is: the id was printed on two lines.
+7. A preset's `defaults` that is no list of presets (`defaults: ollama`, a mapping, `null`; an item `- 3`, `- [a]`)
+   refused naming the file, line and key (compose.userpresets): Hydra's `ValueError: Unsupported type in defaults :
+   int` or `Invalid defaults list in 'runner/mine'` named neither the file nor the line.
 """
 
 from __future__ import annotations
@@ -109,3 +112,19 @@ def test_a_line_separator_in_a_sample_id_is_refused_or_escaped(tmp_path):
                          "printed on one line)")
     assert sample_ids(tmp_path / "b", {**TEMPLATE, "tasks/t/values.jsonl": '{"a": "x\u2029y", "reference": "1"}\n'}
                       ) == ["t:a=x%E2%80%A9y"]
+
+
+LISTED = ("where Hydra's defaults list is a list of names and of `group: name` pairs (`- _self_`, `- override "
+          "/runner: ollama`)")
+PRESET = "type: ollama\nhost: null\nmodel: m\n"
+
+
+@pytest.mark.parametrize(("defaults", "said"), [
+    ("defaults: ollama\n", "line 1, column 11: defaults: it is the value 'ollama', "),
+    ("defaults: null\n", "line 1, column 11: defaults: it is null, "),
+    ("defaults:\n  - 3\n", "line 2, column 5: defaults: an item is the value '3', "),
+    ("defaults:\n  - [a]\n", "line 2, column 5: defaults: an item is a list, ")])
+def test_a_presets_defaults_that_list_no_presets_are_refused_naming_the_file(tmp_path, defaults, said):
+    """Before: `Hydra could not go on: ValueError: Unsupported type in defaults : int`, no file named."""
+    assert ended(preset_run(tmp_path, (defaults + PRESET).encode())) == refusal(
+        f"in '{tmp_path / 'conf' / 'runner' / 'mine.yaml'}': {said}{LISTED}")

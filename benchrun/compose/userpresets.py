@@ -50,6 +50,8 @@ def _default_path(node: yaml.Node | None) -> str | None:
     ../model/gemma3`) or by its file's name is refused, as on the command line (`preset_name_said`); None for none."""
     listed = next((value for key, value in node.value if isinstance(key, yaml.ScalarNode) and key.value == "defaults"),
                   None) if isinstance(node, yaml.MappingNode) else None
+    if (unlisted := _unlisted(listed)) is not None:
+        return unlisted
     for item in listed.value if isinstance(listed, yaml.SequenceNode) else []:
         for key, value in item.value if isinstance(item, yaml.MappingNode) else []:
             group = str(key.value).removeprefix("override ").strip().lstrip("/").split("@")[0]
@@ -57,6 +59,38 @@ def _default_path(node: yaml.Node | None) -> str | None:
                     (why := preset_name_said(group, value.value)) is not None:
                 return f"{position(value.start_mark)}: defaults: {why}"
     return None
+
+
+def _unlisted(listed: yaml.Node | None) -> str | None:
+    """Why a preset's `defaults` that is no list of presets (`defaults: ollama`, `{a: 1}`, `null`, an item `- 3` or
+    `- [a]`) is refused: Hydra said `ValueError: Unsupported type in defaults : int`, naming no file; None for one."""
+    if listed is None:
+        return None
+    wrong = next((item for item in listed.value if not _listable(item)), None) if isinstance(
+        listed, yaml.SequenceNode) else listed
+    if wrong is None:
+        return None
+    return (f"{position(wrong.start_mark)}: defaults: {'it' if wrong is listed else 'an item'} is {_kind(wrong)}, "
+            "where Hydra's defaults list is a list of names and of `group: name` pairs (`- _self_`, `- override "
+            "/runner: ollama`)")
+
+
+def _listable(item: yaml.Node) -> bool:
+    """Whether a defaults list's `item` is of a form Hydra takes: a name, or one `group: name` pair (`group: [a, b]`,
+    several presets of the group, too)."""
+    if isinstance(item, yaml.MappingNode):
+        if len(item.value) != 1:
+            return False
+        group, named = item.value[0]
+        names = named.value if isinstance(named, yaml.SequenceNode) else [named]
+        return all(isinstance(part, yaml.ScalarNode) for part in (group, *names))
+    return isinstance(item, yaml.ScalarNode) and item.tag == STR
+
+
+def _kind(node: yaml.Node) -> str:
+    if isinstance(node, yaml.ScalarNode):
+        return "null" if node.tag == NULL else f"the value {node.value!r}"
+    return "a list" if isinstance(node, yaml.SequenceNode) else "a mapping"
 
 
 def _recorded_as_another(path: Path, node: yaml.Node | None) -> str | None:
