@@ -25,6 +25,9 @@ Fixed:
 7. A preset's `defaults` that is no list of presets (`defaults: ollama`, a mapping, `null`; an item `- 3`, `- [a]`)
    refused naming the file, line and key (compose.userpresets): Hydra's `ValueError: Unsupported type in defaults :
    int` or `Invalid defaults list in 'runner/mine'` named neither the file nor the line.
+8. A number written with a decimal comma, as a European locale writes it (`runner.options.temperature=0,7`), said as
+   two values and the number it may mean (compose.sweepwords): the advice was `add -m`, which ran a sweep of the
+   temperatures 0 and 7, or a list `[0,7]`.
 """
 
 from __future__ import annotations
@@ -128,3 +131,15 @@ def test_a_presets_defaults_that_list_no_presets_are_refused_naming_the_file(tmp
     """Before: `Hydra could not go on: ValueError: Unsupported type in defaults : int`, no file named."""
     assert ended(preset_run(tmp_path, (defaults + PRESET).encode())) == refusal(
         f"in '{tmp_path / 'conf' / 'runner' / 'mine.yaml'}': {said}{LISTED}")
+
+
+
+@pytest.mark.parametrize(("word", "said"), [
+    ("runner.options.temperature=0,7", "runner.options.temperature: '0,7' gives two values, 0 and 7; one number is "
+     "written without a comma: a decimal with a point (runner.options.temperature=0.7); a sweep of the two takes -m"),
+    ("runner.concurrency=1,000", "runner.concurrency: '1,000' gives two values, 1 and 000; one number is written "
+     "without a comma: a decimal with a point (runner.concurrency=1.000), thousands with no separator "
+     "(runner.concurrency=1000); a sweep of the two takes -m")])
+def test_a_decimal_comma_is_said_as_the_number_it_may_mean(tmp_path, word, said):
+    """Before: `add -m, or give one value: a list in brackets (runner.options.temperature=[0,7])`."""
+    assert ended(dry_run(tmp_path, {"tasks.yml": TASK}, word)) == refusal(f"in 'config': {said}")

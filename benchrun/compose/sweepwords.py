@@ -75,9 +75,19 @@ def sweep_misplaced(said: str) -> str | None:
     given, _, value = line.partition("=")
     kind = 1 if kind == 0 and "(" in value else kind  # a sweep's function of values with commas: sort(2,1)
     quoted = "" if "'" in value or '"' in value else f" or, for text holding a comma, quoted ({given}='{value}')"
-    said = [f"{value!r} gives several values, which only a sweep (-m) runs, one job each: add -m, or give one value: "
-            f"a list in brackets ({given}=[{value}]){quoted}",
+    decimal = re.fullmatch(r"\s*([+-]?\d+),(\d+)\s*", value)  # a decimal comma, as a European locale writes 0,7
+    said = [(f"{value!r} gives two values, {decimal[1]} and {decimal[2]}; one number is written without a comma: "
+             f"{_one_number(given, decimal[1], decimal[2])}; a sweep of the two takes -m" if decimal else
+             f"{value!r} gives several values, which only a sweep (-m) runs, one job each: add -m, or give one value: "
+             f"a list in brackets ({given}=[{value}]){quoted}"),
             f"{value!r} is a sweep, which runs one job for each of its values, and only with -m (--multirun): add -m, "
             "or give one value",
             f"{value!r} sweeps Hydra's own setting, which is one for the whole sweep: give it one value"][kind]
     return str(ConfigError(said, file="config", key=override_key(line)))
+
+
+def _one_number(given: str, whole: str, part: str) -> str:
+    """The number `whole,part` may mean, as the override `given` writes it: a decimal (0.7), or, of three digits after
+    the comma, thousands too (1000)."""
+    decimal = f"a decimal with a point ({given}={whole}.{part})"
+    return decimal + (f", thousands with no separator ({given}={whole}{part})" if len(part) == 3 else "")
