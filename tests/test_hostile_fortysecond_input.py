@@ -28,6 +28,9 @@ Fixed:
 8. A number written with a decimal comma, as a European locale writes it (`runner.options.temperature=0,7`), said as
    two values and the number it may mean (compose.sweepwords): the advice was `add -m`, which ran a sweep of the
    temperatures 0 and 7, or a list `[0,7]`.
+9. A CSV whose first line is Excel's naming of its separator (`sep=;`, `sep=,`) refused as that line, to remove
+   (compiler.files): it was said as a header of one column `sep=;` separated by ';', or as a column's invalid name
+   `sep=`.
 """
 
 from __future__ import annotations
@@ -143,3 +146,13 @@ def test_a_presets_defaults_that_list_no_presets_are_refused_naming_the_file(tmp
 def test_a_decimal_comma_is_said_as_the_number_it_may_mean(tmp_path, word, said):
     """Before: `add -m, or give one value: a list in brackets (runner.options.temperature=[0,7])`."""
     assert ended(dry_run(tmp_path, {"tasks.yml": TASK}, word)) == refusal(f"in 'config': {said}")
+
+
+
+@pytest.mark.parametrize("line", ["sep=;", "sep=,", "SEP=|"])
+def test_excels_separator_line_is_said_as_one_to_remove(tmp_path, line):
+    """Before: `header: one column named 'sep=;': separated by ';'?`, `header: column 1 has an invalid name 'sep='`."""
+    values = f"\n{line}\na,reference\n1,1\n"
+    assert refused(tmp_path, {**TEMPLATE, "tasks/t/values.csv": values}) == (
+        f"in 'tasks/t/values.csv': task 't': line 2: '{line}' is the line Excel writes before a CSV's header to name "
+        "its separator, which benchrun does not read: remove the line (benchrun reads CSV separated by ',')")

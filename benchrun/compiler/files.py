@@ -80,7 +80,7 @@ def read_csv(path: Path, rel: str, task: str, bounds: Bounds) -> tuple[list[str]
     if not lines:
         raise TaskError("empty values: no header and no rows", file=rel, task=task)
     header = [cell.strip() for cell in lines[0][1]]
-    _one_separated(header, rel, task)
+    _one_separated(header, rel, task, lines[0][0])
     check_names(header, rel, task)
     if len(lines) < 2:
         raise TaskError("empty values: a header but no rows", file=rel, task=task)
@@ -98,9 +98,14 @@ OTHER_SEPARATORS = {";": "';'", "\t": "tabs", "|": "'|'"}
 """Separators of other CSV dialects (a European Excel's `;`, a TSV's tab), which a header read by commas keeps whole."""
 
 
-def _one_separated(header: list[str], rel: str, task: str) -> None:
-    """Refuse a header of one column holding another dialect's separator (`a;reference`): said as one invalid
-    value name, it did not say what the file is."""
+def _one_separated(header: list[str], rel: str, task: str, number: int) -> None:
+    """Refuse a header of one column holding another dialect's separator (`a;reference`), and Excel's line naming the
+    separator (`sep=;`, `sep=,`) before the header, on line `number`: said as one invalid value name, it did not say
+    what the file is."""
+    if re.fullmatch(r"sep=.?", ",".join(header), re.IGNORECASE):
+        raise TaskError(f"{','.join(header)!r} is the line Excel writes before a CSV's header to name its separator, "
+                        "which benchrun does not read: remove the line (benchrun reads CSV separated by ',')",
+                        file=rel, task=task, key=f"line {number}")
     found = [said for separator, said in OTHER_SEPARATORS.items() if len(header) == 1 and separator in header[0]]
     if found:
         raise TaskError(f"one column named {header[0]!r}: separated by {found[0]}? benchrun reads CSV separated by "
