@@ -74,7 +74,8 @@ CRLF = ("Hydra's override grammar takes '\\r' (character {}), a line end, in no 
     ("runner.model=m\x85", "the override 'runner.model=m\\x85': Hydra's override grammar takes '\\x85' (character 15), "
                             "a line end, in no word of a command line; remove it")])
 def test_a_line_end_outside_quotes_is_said_as_one_to_remove(tmp_path, word, said):
-    """Before: `quote it: runner.model='m\r'`; for `[t\r]`, `cannot read it (LexerNoViableAltException: task.only=[t)`."""
+    """Before: `quote it: runner.model='m\r'`; for `[t\r]`, `cannot read it (LexerNoViableAltException:
+    task.only=[t)`."""
     assert ended(dry_run(tmp_path, {"tasks.yml": TASK}, word)) == refusal(said)
 
 
@@ -105,19 +106,19 @@ def test_a_task_folders_values_under_another_name_are_refused(tmp_path, name):
 def test_a_preset_holding_no_keys_is_refused_naming_it(tmp_path, preset):
     """Before: `runner.host: the config holds no value of it to override; add it with a '+'`."""
     assert ended(preset_run(tmp_path, preset)) == refusal(
-        f"in '{tmp_path / 'conf' / 'runner' / 'mine.yaml'}': it holds no keys (it is empty, only comments, null or {{}}), "
-        "where a preset holds keys (as `model: llama3.2`)")
+        f"in '{tmp_path / 'conf' / 'runner' / 'mine.yaml'}': it holds no keys (it is empty, only comments, null or "
+        "{}), where a preset holds keys (as `model: llama3.2`)")
 
 
 
 def test_a_line_separator_in_a_sample_id_is_refused_or_escaped(tmp_path):
     """Before: taken, the ids `t:q\u20281` and `t:a=x\u2028y` (NEL was refused, and escaped as %C2%85)."""
-    assert refused(tmp_path / "a", {**TEMPLATE, "tasks/t/values.jsonl": '{"a": 1, "id": "q\u20281", "reference": "1"}\n'}
-                   ) == ("in 'tasks/t/values.jsonl': task 't': column 'id': the id of sample 1 holds '\\u2028' at "
-                         "character 2, a line separator, which an id cannot hold; write the id without it (an id is "
-                         "printed on one line)")
-    assert sample_ids(tmp_path / "b", {**TEMPLATE, "tasks/t/values.jsonl": '{"a": "x\u2029y", "reference": "1"}\n'}
-                      ) == ["t:a=x%E2%80%A9y"]
+    given = '{"a": 1, "id": "q\u20281", "reference": "1"}\n'
+    assert refused(tmp_path / "a", {**TEMPLATE, "tasks/t/values.jsonl": given}) == (
+        "in 'tasks/t/values.jsonl': task 't': column 'id': the id of sample 1 holds '\\u2028' at character 2, a line "
+        "separator, which an id cannot hold; write the id without it (an id is printed on one line)")
+    made = '{"a": "x\u2029y", "reference": "1"}\n'
+    assert sample_ids(tmp_path / "b", {**TEMPLATE, "tasks/t/values.jsonl": made}) == ["t:a=x%E2%80%A9y"]
 
 
 LISTED = ("where Hydra's defaults list is a list of names and of `group: name` pairs (`- _self_`, `- override "
