@@ -65,6 +65,10 @@ it: `@eaDir/run.json/`), a QNAP's recycle bin and snapshots (`@Recycle`, `@Recen
 (`.Trash-1000`, `.Trashes`, `.Spotlight-V100`, `.snapshot`) begin with a dot."""
 
 
+SHOWN = 5
+"""How many of the runs an id names are shown in the error that refuses it (the rest counted)."""
+
+
 def _os_kept(name: str) -> bool:
     """Whether the folder `name` is hidden or one an operating system keeps (OS_KEPT): no run is made there."""
     return name.startswith(".") or name.lower() in OS_KEPT
@@ -113,9 +117,10 @@ def resolve_run(ref: PathLike, root: PathLike = DEFAULT_ROOT) -> Run:
         raise ArchiveError(f"no run directory or run id '{ref}' {where}{_unread(found)}")
     if len(ids := {run.id for run in whole}) == 1:  # a run copied: its id names each copy alike
         raise ArchiveError(f"run id {ids.pop()} is the id of {len(whole)} run directories (copies of one run?): "
-                           f"{', '.join(str(run.path) for run in whole[:5])}; name the one meant by its path")
-    shown = ", ".join(f"{run.id} ({run.path})" for run in matches[:5])
-    raise ArchiveError(f"run id prefix '{ref}' is ambiguous: {shown}")
+                           f"{', '.join(str(run.path) for run in whole[:SHOWN])}; name the one meant by its path")
+    shown = ", ".join(f"{run.id} ({run.path})" for run in matches[:SHOWN])
+    more = f", and {len(matches) - SHOWN:,} more (give more of the id)" if len(matches) > SHOWN else ""
+    raise ArchiveError(f"run id prefix '{ref}' is ambiguous: {shown}{more}")
 
 
 def refuse_gone_cwd(*paths: PathLike) -> None:
