@@ -14,7 +14,7 @@ _SAME = "the answers carried are {} own records, not asked again, so they agree 
 """What is said of the answers a run carried from another (`{}`: whose they are)."""
 
 _STEPS = 8
-"""How many runs back a chain of retries and merges is followed (run.json's can name each other in a loop)."""
+"""How many runs back a chain of retries and merges is followed."""
 
 
 def kinship(baseline: Run, run: Run) -> str | None:
@@ -27,16 +27,21 @@ def kinship(baseline: Run, run: Run) -> str | None:
     return None
 
 
-def _made_of(derived: Run, source: str, steps: int = _STEPS) -> str | None:
+def _made_of(derived: Run, source: str) -> str | None:
     """`a retry (5 answers carried) of`, `a merge (shard 1/2) of`, `a retry (...) of a merge (...) of` when `derived`
     is made of the answers of run `source`, itself or through the runs it was made of (as their folders still hold
-    them)."""
-    for made, said in _sources(derived):
-        if made == source:
-            return said
-    for made, said in _sources(derived) if steps else ():
-        if (between := _there(derived, made)) is not None and (more := _made_of(between, source, steps - 1)):
-            return f"{said} {more}"
+    them), each run looked in once."""
+    reached, seen = [(derived, "")], {derived.id}
+    for _ in range(_STEPS):
+        further: list[tuple[Run, str]] = []
+        for run, chain in reached:
+            for made, said in _sources(run):
+                if made == source:
+                    return f"{chain}{said}"
+                if made not in seen and (between := _there(run, made)) is not None:
+                    seen.add(made)
+                    further.append((between, f"{chain}{said} "))
+        reached = further
     return None
 
 
