@@ -13,10 +13,20 @@ A fresh pass:
 2. a run id prefix that begins the ids of many runs (an archive of thousands, `show 5`): refused as ambiguous naming
    the first five, and not saying there were more, as if five were all. The rest are counted, and what to do said
    (`archive.lookup.resolve_run`)
+3. `resume` of a run whose writer died on another machine, refused (its config unreadable, its records not the run's,
+   its sources changed): its lock's note, the one record of that writer (pid 4242 on host gpu1 since ...), was
+   replaced by the refusing resume's own, which it cannot put back (it made the run's files anew to fence that
+   writer), and every later `verify` and `list` named the resume as the writer that stopped before the run ended. The
+   note of a holder that took a run over from another machine names the writer it took it from, and what says who
+   holds or held the lock says that too (`archive.locknote`)
 """
 from __future__ import annotations
 
-from tests.helpers.archives import synthetic_run
+import json
+import os
+import re
+
+from tests.helpers.archives import DEAD_WRITER, synthetic_run
 from tests.helpers.auditcli import audit
 from tests.helpers.p42_archive import retry_chain, vs_lines
 
@@ -44,3 +54,17 @@ def test_a_prefix_of_many_runs_ids_counts_those_not_shown(tmp_path):
     shown = ", ".join(f"ab{n} (runs/r{n})" for n in range(5))
     assert (done.returncode, done.stderr) == (4, f"benchrun: error: run id prefix 'ab' is ambiguous: {shown}, and 2 "
                                                  "more (give more of the id)\n")
+
+
+def test_a_refused_resume_of_a_run_written_on_another_machine_keeps_its_writer_named(tmp_path):
+    synthetic_run(tmp_path / "r", [1, 0], finish=False)
+    assert audit(tmp_path, "resume", "r", "--host", "http://127.0.0.1:9").stderr == (
+        "benchrun: error: in 'config': task: 'name' is required\n")
+    note = json.loads((tmp_path / "r" / "run.lock").read_text())
+    assert (note["pid"], note["took_over"]) == (os.getpid(), {key: DEAD_WRITER[key] for key in ("pid", "host", "since")})
+    said = [line for line in audit(tmp_path, "verify", "r").stdout.splitlines() if line.startswith("FAIL")]
+    assert [re.sub(r"since \S+, which", "since T, which", line) for line in said] == [
+        f"FAIL  run.json: says 'running', but no live process holds run.lock: its writer (pid {os.getpid()} on host "
+        f"{note['host']} since T, which took the run over from pid 4242 on host gpu1 since 2026-12-01T08:00:00+00:00) "
+        "stopped before the run ended (killed, or its disk failed); finish it with: benchrun-audit resume r (record "
+        "lines checked against records.sha256 only)"]
