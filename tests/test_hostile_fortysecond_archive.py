@@ -19,6 +19,10 @@ A fresh pass:
    writer), and every later `verify` and `list` named the resume as the writer that stopped before the run ended. The
    note of a holder that took a run over from another machine names the writer it took it from, and what says who
    holds or held the lock says that too (`archive.locknote`)
+4. a run id given in other case than it is written (`show ABCDEF` for run abcdef123456, copied from a tool that writes
+   hex in capitals): `no run directory or run id 'ABCDEF' under outputs`, as if there were no such run. Ids are told
+   apart by case (another tool's `abc` and `ABC` are two runs), so it is still refused, naming the run it begins but
+   for case (`archive.lookup.resolve_run`)
 """
 from __future__ import annotations
 
@@ -68,3 +72,13 @@ def test_a_refused_resume_of_a_run_written_on_another_machine_keeps_its_writer_n
         f"{note['host']} since T, which took the run over from pid 4242 on host gpu1 since 2026-12-01T08:00:00+00:00) "
         "stopped before the run ended (killed, or its disk failed); finish it with: benchrun-audit resume r (record "
         "lines checked against records.sha256 only)"]
+
+
+def test_a_run_id_in_other_case_is_refused_naming_the_run(tmp_path):
+    for run_id in ("abcdef123456", "abcdef654321"):
+        synthetic_run(tmp_path / "outputs" / run_id, [1], run_id=run_id)
+    done = audit(tmp_path, "show", "ABCDEF")
+    assert (done.returncode, done.stderr) == (4, (
+        "benchrun: error: no run directory or run id 'ABCDEF' under outputs; run abcdef123456 (outputs/abcdef123456) "
+        "(and 1 other run) begins so but for case, and run ids are told apart by case: give it as the run's id is "
+        "written\n"))
