@@ -23,12 +23,17 @@ A fresh pass:
    hex in capitals): `no run directory or run id 'ABCDEF' under outputs`, as if there were no such run. Ids are told
    apart by case (another tool's `abc` and `ABC` are two runs), so it is still refused, naming the run it begins but
    for case (`archive.lookup.resolve_run`)
+5. an archive on a NetApp's share, mounted over SMB: its snapshots (`~snapshot/hourly.0/`, where NFS shows the hidden
+   `.snapshot`) were walked, their runs listed as live ones, and a run named by its id refused as `the id of 3 run
+   directories (copies of one run?)`; so was a Mac's shared folder's recycle bin (`Network Trash Folder`). Passed over
+   as pass 41 made a Synology's and a QNAP's are (`archive.lookup.OS_KEPT`)
 """
 from __future__ import annotations
 
 import json
 import os
 import re
+import shutil
 
 from tests.helpers.archives import DEAD_WRITER, synthetic_run
 from tests.helpers.auditcli import audit
@@ -82,3 +87,13 @@ def test_a_run_id_in_other_case_is_refused_naming_the_run(tmp_path):
         "benchrun: error: no run directory or run id 'ABCDEF' under outputs; run abcdef123456 (outputs/abcdef123456) "
         "(and 1 other run) begins so but for case, and run ids are told apart by case: give it as the run's id is "
         "written\n"))
+
+
+def test_a_netapps_snapshots_and_a_macs_shared_recycle_bin_are_passed_over(tmp_path):
+    run_dir = synthetic_run(tmp_path / "runs" / "r", [1, 0])
+    for kept in ("~snapshot/hourly.0/r", "~SNAPSHOT/nightly.1/r", "Network Trash Folder/r"):
+        shutil.copytree(run_dir, tmp_path / "runs" / kept)
+    listed = json.loads(audit(tmp_path, "list", str(tmp_path / "runs"), "--json").stdout)
+    assert [entry["path"] for entry in listed] == [str(run_dir)]
+    done = audit(tmp_path, "show", "5555", "--root", str(tmp_path / "runs"), "--json")
+    assert (done.returncode, json.loads(done.stdout)["path"]) == (0, str(run_dir))

@@ -57,12 +57,14 @@ def _walk(root: str) -> Iterator[str | ArchiveError]:
 
 
 OS_KEPT = frozenset({"$recycle.bin", "recycler", "system volume information", "lost+found", "#recycle", "#snapshot",
-                     "@eadir", "@recycle", "@recently-snapshot"})
+                     "@eadir", "@recycle", "@recently-snapshot", "~snapshot", "network trash folder"})
 """Folders an operating system or a NAS keeps for itself, by name in lower case: Windows' recycle bin (the runs
 deleted in Explorer, listed and taken for copies of live ones) and its system folder, fsck's lost+found (which only
 root may read: a row `unreadable` in every list of the disk); a Synology's recycle bin and snapshots of a shared folder
 (`#recycle`, `#snapshot`) and the index folder it puts in any folder (`@eaDir`, a folder of its own per file, named for
-it: `@eaDir/run.json/`), a QNAP's recycle bin and snapshots (`@Recycle`, `@Recently-Snapshot`). Hidden ones
+it: `@eaDir/run.json/`), a QNAP's recycle bin and snapshots (`@Recycle`, `@Recently-Snapshot`), a NetApp's snapshots as
+a Windows share shows them (`~snapshot`), and the recycle bin of a Mac's shared folder (`Network Trash Folder`,
+netatalk's and AFP's). Hidden ones
 (`.Trash-1000`, `.Trashes`, `.Spotlight-V100`, `.snapshot`) begin with a dot."""
 
 
