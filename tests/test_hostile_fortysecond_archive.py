@@ -70,7 +70,8 @@ def test_a_refused_resume_of_a_run_written_on_another_machine_keeps_its_writer_n
     assert audit(tmp_path, "resume", "r", "--host", "http://127.0.0.1:9").stderr == (
         "benchrun: error: in 'config': task: 'name' is required\n")
     note = json.loads((tmp_path / "r" / "run.lock").read_text())
-    assert (note["pid"], note["took_over"]) == (os.getpid(), {key: DEAD_WRITER[key] for key in ("pid", "host", "since")})
+    writer = {key: DEAD_WRITER[key] for key in ("pid", "host", "since")}
+    assert (note["pid"], note["took_over"]) == (os.getpid(), writer)
     said = [line for line in audit(tmp_path, "verify", "r").stdout.splitlines() if line.startswith("FAIL")]
     assert [re.sub(r"since \S+, which", "since T, which", line) for line in said] == [
         f"FAIL  run.json: says 'running', but no live process holds run.lock: its writer (pid {os.getpid()} on host "
