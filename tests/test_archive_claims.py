@@ -87,7 +87,8 @@ def test_a_run_being_written_is_not_intact_yet_and_verify_leaves_its_writer_alon
         since = json.loads((run_dir / "run.lock").read_text())["since"]
         assert failures(run_dir) == (EXIT["not_intact"], [
             f"FAIL  run.json: not sealed yet: the run is being written (pid {os.getpid()} on host "
-            f"{socket.gethostname()} since {since}); verify it once it has ended {CHECKED}"])
+            f"{socket.gethostname()} since {since}, which took the run over from pid {DEAD_WRITER['pid']} on host "
+            f"{DEAD_WRITER['host']} since {DEAD_WRITER['since']}); verify it once it has ended {CHECKED}"])
         with pytest.raises(ArchiveBusy):
             DirLock(run_dir).acquire()
     finally:

@@ -112,7 +112,8 @@ class DirLock:
         if self.stale != watched and writing_remotely(self.stale, self.path):
             os.close(fd)
             raise ArchiveBusy(f"{REMOTE.format(describe(self.stale))}; {hint}", file=str(self.path.parent))
-        note, self._detached = this_note(), of_another_machine(self.stale)
+        self._detached = of_another_machine(self.stale)
+        note = this_note(self.stale if self._detached else None)
         try:  # the note first: a copy failing part way (a full disk) leaves the writer taken over fenced all the same
             with writing(self.path):  # a full disk: one line naming the lock, the lock let go, the note kept
                 _write(fd, note)

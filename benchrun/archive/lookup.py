@@ -15,6 +15,7 @@ from benchrun.core.errors import ArchiveError, cwd_gone, reading
 from benchrun.core.home import expanded
 from benchrun.core.layout import MULTIRUN_FILE, RESCORES, RUN, SWEEP_FILE, number_in
 from benchrun.core.procfs import kernel_devices
+from benchrun.core.text import counted
 
 
 def run_dirs(root: PathLike = DEFAULT_ROOT) -> Iterator[Path]:
@@ -56,13 +57,19 @@ def _walk(root: str) -> Iterator[str | ArchiveError]:
 
 
 OS_KEPT = frozenset({"$recycle.bin", "recycler", "system volume information", "lost+found", "#recycle", "#snapshot",
-                     "@eadir", "@recycle", "@recently-snapshot"})
+                     "@eadir", "@recycle", "@recently-snapshot", "~snapshot", "network trash folder"})
 """Folders an operating system or a NAS keeps for itself, by name in lower case: Windows' recycle bin (the runs
 deleted in Explorer, listed and taken for copies of live ones) and its system folder, fsck's lost+found (which only
 root may read: a row `unreadable` in every list of the disk); a Synology's recycle bin and snapshots of a shared folder
 (`#recycle`, `#snapshot`) and the index folder it puts in any folder (`@eaDir`, a folder of its own per file, named for
-it: `@eaDir/run.json/`), a QNAP's recycle bin and snapshots (`@Recycle`, `@Recently-Snapshot`). Hidden ones
+it: `@eaDir/run.json/`), a QNAP's recycle bin and snapshots (`@Recycle`, `@Recently-Snapshot`), a NetApp's snapshots as
+a Windows share shows them (`~snapshot`), and the recycle bin of a Mac's shared folder (`Network Trash Folder`,
+netatalk's and AFP's). Hidden ones
 (`.Trash-1000`, `.Trashes`, `.Spotlight-V100`, `.snapshot`) begin with a dot."""
+
+
+SHOWN = 5
+"""How many of the runs an id names are shown in the error that refuses it (the rest counted)."""
 
 
 def _os_kept(name: str) -> bool:
@@ -110,12 +117,13 @@ def resolve_run(ref: PathLike, root: PathLike = DEFAULT_ROOT) -> Run:
     if not matches:  # a root that is no folder (`--root` mistyped) was said to be looked in
         where = f"under {root}" if os.path.isdir(root) else f"(no archive directory '{root}' to look it up in)"
         refuse_gone_cwd(ref, root)
-        raise ArchiveError(f"no run directory or run id '{ref}' {where}{_unread(found)}")
+        raise ArchiveError(f"no run directory or run id '{ref}' {where}{_other_case(ref, found)}{_unread(found)}")
     if len(ids := {run.id for run in whole}) == 1:  # a run copied: its id names each copy alike
         raise ArchiveError(f"run id {ids.pop()} is the id of {len(whole)} run directories (copies of one run?): "
-                           f"{', '.join(str(run.path) for run in whole[:5])}; name the one meant by its path")
-    shown = ", ".join(f"{run.id} ({run.path})" for run in matches[:5])
-    raise ArchiveError(f"run id prefix '{ref}' is ambiguous: {shown}")
+                           f"{', '.join(str(run.path) for run in whole[:SHOWN])}; name the one meant by its path")
+    shown = ", ".join(f"{run.id} ({run.path})" for run in matches[:SHOWN])
+    more = f", and {len(matches) - SHOWN:,} more (give more of the id)" if len(matches) > SHOWN else ""
+    raise ArchiveError(f"run id prefix '{ref}' is ambiguous: {shown}{more}")
 
 
 def refuse_gone_cwd(*paths: PathLike) -> None:
@@ -133,6 +141,17 @@ def _hidden(ref: str, root: PathLike) -> str:
     found = next((run for run in find_runs(root) if run.id.startswith(ref)), None)
     return "" if found is None else (f"; '{ref}' also begins run id {found.id} under {root}, which this folder's name "
                                      f"hides: name that run by its path ({found.path})")
+
+
+def _other_case(ref: str, found: list[Run | ArchiveError]) -> str:
+    """Said of a run id prefix that begins a run's id but for case (`ABCDEF`, copied from a tool that writes hex in
+    capitals): the run it would name, as ids are told apart by case (another tool's `abc` and `ABC` are two runs)."""
+    alike = [run for run in found if isinstance(run, Run) and run.id.casefold().startswith(ref.casefold())]
+    if not alike:
+        return ""
+    more = f" (and {counted(len(alike) - 1, 'other run')})" if len(alike) > 1 else ""
+    return (f"; run {alike[0].id} ({alike[0].path}){more} begins so but for case, and run ids are told apart by case: "
+            "give it as the run's id is written")
 
 
 def _unread(found: list[Run | ArchiveError]) -> str:
