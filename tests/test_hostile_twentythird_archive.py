@@ -5,7 +5,7 @@ it found bad, each with the rule it now obeys.
   value that is not a rescore's: `unreadable: not a rescore's JSON`, naming neither the key nor the version, where
   run.json's says both. Now as run.json's (`archive.reader.validation_said`, in `audit.rescorecheck.check_rescore`)
 - a run started into a directory holding a planted run.json of gigabytes (sparse): read whole to say which run it
-  holds (`benchrun: error: MemoryError:` under a 3 GB limit). Now read as every reader reads run.json, at most
+  holds (`benchrun: error: MemoryError:` under a 1 GiB limit). Now read as every reader reads run.json, at most
   MAX_JSON_BYTES (`archive.claims.taken`; the bound moved to `core.filebytes`)
 - `export --text` of a run whose model answered `\\0=HYPERLINK(...)`: the cell was written as it is, where ASVS
   1.2.10 lists NUL among a formula's first characters. Now after a ' (`audit.export.FORMULA_START`)
@@ -54,7 +54,7 @@ from tests.helpers.killed import killed_run
 from tests.helpers.killed import write_bench as write_killed_bench
 
 NEWER = "which this benchrun does not know (written by a newer benchrun? read it with that one)"
-LIMIT = 3 * 2**30
+LIMIT = 2**30
 """The address space of a command given a planted file larger than it: unfixed, it fails at once, never swaps."""
 
 
@@ -62,7 +62,7 @@ def _limited() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (LIMIT, LIMIT))
 
 
-def _sparse(path: Path, size: int = 4 * 2**30) -> None:
+def _sparse(path: Path, size: int = 5 * 2**28) -> None:
     """A file of `size` bytes (zeros) that costs no disk."""
     with open(path, "wb") as handle:
         handle.truncate(size)
@@ -103,7 +103,7 @@ def test_verify_names_the_key_of_a_rescore_json_it_cannot_read(tmp_path, change,
 
 @pytest.mark.slow
 def test_a_run_into_a_directory_holding_a_run_json_of_gigabytes_is_one_line(tmp_path):
-    """The directory's run.json was read whole to name the run it holds: 4 GB in memory, or a MemoryError."""
+    """The directory's run.json was read whole to name the run it holds: 1.25 GiB in memory, or a MemoryError."""
     there = tmp_path / "there"
     there.mkdir()
     _sparse(there / "run.json")
@@ -132,8 +132,9 @@ def test_an_exported_answer_beginning_with_nul_and_a_formula_is_escaped(tmp_path
 
 @pytest.mark.slow
 def test_list_and_show_of_a_killed_run_with_a_manifest_of_gigabytes(tmp_path):
-    """A killed run's manifest.json (no seal covers it) replaced by a sparse file of 4 GB: list and show read it
-    whole (to tell answers from samples, and name its tasks) before any digest was checked."""
+    """A killed run's manifest.json (no seal covers it) replaced by a sparse file of 1.25 GiB, more than the command's
+    address space (LIMIT): list and show read it whole (to tell answers from samples, and name its tasks) before any
+    digest was checked."""
     run_dir = synthetic_run(tmp_path / "outputs" / "k", [1, 0], finish=False)
     _sparse(run_dir / "manifest.json")
     listed = _limited_run(tmp_path, "benchrun.audit", "list", str(tmp_path / "outputs"))
