@@ -64,8 +64,7 @@ root may read: a row `unreadable` in every list of the disk); a Synology's recyc
 (`#recycle`, `#snapshot`) and the index folder it puts in any folder (`@eaDir`, a folder of its own per file, named for
 it: `@eaDir/run.json/`), a QNAP's recycle bin and snapshots (`@Recycle`, `@Recently-Snapshot`), a NetApp's snapshots as
 a Windows share shows them (`~snapshot`), and the recycle bin of a Mac's shared folder (`Network Trash Folder`,
-netatalk's and AFP's). Hidden ones
-(`.Trash-1000`, `.Trashes`, `.Spotlight-V100`, `.snapshot`) begin with a dot."""
+netatalk's and AFP's). Hidden ones (`.Trash-1000`, `.Trashes`, `.Spotlight-V100`, `.snapshot`) begin with a dot."""
 
 
 SHOWN = 5
