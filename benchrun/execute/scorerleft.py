@@ -8,17 +8,20 @@ to put back; HOLDING), an audit hook, a fork handler or a codec search function 
 (`sys.addaudithook`, `os.register_at_fork`, `codecs.register`, `codecs.unregister`, and `_codecs`' own, which they
 are: none can be listed), a class registered with an abstract base class (`numbers.Number.register(str)`: every later
 call's `isinstance(x, numbers.Number)` true of a string; no registration can be taken back). The process ends after
-such a call, its reply sent, and the run starts another for the next sample. The four that cannot be listed are seen
-by wrapping their entry points before the benchmark's modules are imported (`Watch`): what a module does as it is
-imported (the scorers' modules, a library imported first in a call) is as the first call found it, in every process
-alike."""
+such a call, its reply sent (naming the libraries of HOLDING it first imported), and the run starts another for
+the next sample, which imports those libraries before its first call (`preload`): once per run, not per call. The four
+that cannot be listed are seen by wrapping their entry points before the benchmark's modules are imported (`Watch`):
+what a module does as it is imported (the scorers' modules, a library imported first in a call) is as the first
+call found it, in every process alike."""
 
 from __future__ import annotations
 
 import _codecs
 import abc
 import codecs
+import contextlib
 import gc
+import importlib
 import os
 import posix
 import sys
@@ -102,9 +105,22 @@ class Left:
         # `_threads`: the executor lists its threads nowhere public
         if _threads() - self.threads - pooled or _settled_more(self.tasks, len(pooled)):
             said.append("left a thread running")
-        said += [f"first imported {name}, which holds state for every caller" for name in HOLDING
-                 if name not in self.holding and name in sys.modules]
+        said += [f"first imported {name}, which holds state for every caller" for name in self.imported()]
         return "; ".join(said) or None
+
+    def imported(self) -> list[str]:
+        """The libraries of HOLDING imported since the first call: the process that replaces this one imports them
+        before its first call (`preload`), so it ends for none of them."""
+        return [name for name in HOLDING if name not in self.holding and name in sys.modules]
+
+
+def preload(names: list[str]) -> None:
+    """Import `names` (of HOLDING) before the first call, as the process replaced imported them in its calls: what
+    the import sets is then as the first call finds it, and a call's importing them again changes nothing."""
+    for name in names:
+        if name in HOLDING:
+            with contextlib.suppress(Exception):  # one that cannot be imported now: the call that imports it says why
+                importlib.import_module(name)
 
 
 def _settled_more(tasks: int, pooled: int) -> bool:
