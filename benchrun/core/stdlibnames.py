@@ -21,6 +21,8 @@ import sysconfig
 import types
 from typing import Any, Mapping
 
+from benchrun.core.resources import demos_dir
+
 OWN_RULES = {"builtins": None, "sys": ("path", "meta_path", "path_hooks")}
 """Modules, or names of a module (None: all), put back by their own rules: the builtins (`put_back_names`, which takes
 away names a call added too), sys's lists (`compiler.runstate.SETTINGS`, which puts back what they list)."""
@@ -63,11 +65,14 @@ class Held:
         self.defaults = [_defaults(function) for function in self.functions]
 
 
+BENCHRUN = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 INSTALLED = tuple(dict.fromkeys(os.path.join(folder, "") for folder in (
-    sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"], site.getusersitepackages(),
-    os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
+    sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"], site.getusersitepackages(), BENCHRUN)))
 """The folders of the installed libraries' modules (the environment's and the user's site-packages) and of
 benchrun's own; the benchmark's own modules are in none of them, and what they hold is the scorers' own."""
+DEMOS = tuple(dict.fromkeys(os.path.join(folder, "") for folder in (os.path.join(BENCHRUN, "demos"), str(demos_dir()))))
+"""The shipped benchmarks' folder, inside benchrun's (as imported, and resolved): their modules are a benchmark's
+own, whose names are the scorers' own, as any other benchmark's are."""
 
 
 def standard_now() -> Held:
@@ -87,10 +92,11 @@ def standard_now() -> Held:
 
 def _kept(name: str, module: Any) -> bool:
     """Whether the module `name` is one whose names are put back: a standard module, an installed library's or
-    benchrun's."""
+    benchrun's (not a shipped benchmark's, DEMOS)."""
     if not isinstance(module, types.ModuleType):
         return False
-    return _standard(name) or str(getattr(module, "__file__", "")).startswith(INSTALLED)
+    file = str(getattr(module, "__file__", ""))
+    return _standard(name) or (file.startswith(INSTALLED) and not file.startswith(DEMOS))
 
 
 def _standard(name: str) -> bool:

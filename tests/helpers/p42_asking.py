@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import types
 from pathlib import Path
 from typing import Any
 
@@ -29,3 +30,10 @@ def ends_and_scores(tmp_path: Path, source: str, n: int) -> tuple[int, list[Any]
     [log] = tmp_path.rglob("benchrun.log")
     found = [(s["metrics"], s["error"]) for s in records(lab, "scores.jsonl") if s["scorer"] == "s"]
     return log.read_text().count("the scorer process ends after its call"), sorted(found, key=lambda s: s[0]["s.a"])
+
+
+def module_at(name: str, file: Path) -> types.ModuleType:
+    """A module `name` as imported from `file`."""
+    module = types.ModuleType(name)
+    module.__file__ = str(file)
+    return module
