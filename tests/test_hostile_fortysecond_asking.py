@@ -7,15 +7,27 @@
 2. the modules of the shipped benchmarks (`benchrun/demos/`) had their names put back after each call as if they were
    benchrun's own (a demo's scorer counting its calls in a global counted 1 each call, where the same file elsewhere
    counted on): they are a benchmark's own, whose names are the scorers' own (`core.stdlibnames.DEMOS`)
+3. a seccomp filter a call installed (`prctl(PR_SET_SECCOMP, ...)`, as root; a user's after `PR_SET_NO_NEW_PRIVS`) ran
+   on in every later call, forbidding what it forbade (`mkdir`: every later call's `os.mkdir` refused, EPERM): no
+   process can take one away, so the process ends after such a call (`execute.scorerleft`,
+   `core.prctlstate.seccomp_filters`)
+4. memory a call locked (`mlockall(MCL_FUTURE)`) stayed locked, and so did every later call's allocations (under a
+   user's RLIMIT_MEMLOCK, a MemoryError): unlocked again where the first call found none locked, with the
+   interpreter's other settings (`compiler.runstate.SETTINGS`, `core.memlock`)
 """
 
 from __future__ import annotations
 
+import ctypes
+import os
 from pathlib import Path
 
+from benchrun.compiler.runstate import put_back_settings, settings_now
 from benchrun.core import stdlibnames
+from benchrun.core.memlock import memory_locked
 from benchrun.core.resources import demos_dir
-from tests.helpers.p42_asking import IMPORTING, ends_and_scores, module_at
+from tests.helpers.p38_asking import found_by
+from tests.helpers.p42_asking import FILTERING, IMPORTING, ends_and_scores, module_at, said_in_log
 
 
 def test_a_scorer_importing_numpy_in_its_call_ends_the_scorer_process_once_per_run(tmp_path):
@@ -31,3 +43,19 @@ def test_a_shipped_benchmark_s_module_s_names_are_the_scorers_own():
         ("benchrun.core.text", Path(stdlibnames.BENCHRUN) / "core" / "text.py"),
         ("custom_scorer", Path(stdlibnames.BENCHRUN) / "demos" / "listbench" / "custom_scorer.py"))]
     assert kept == [False, True, False]
+
+
+def test_a_seccomp_filter_a_call_installed_reaches_no_later_call(tmp_path):
+    assert found_by(tmp_path, FILTERING) == [({"s.filters": 0}, None)] * 3
+    forbade = "forbade the process to gain privileges (PR_SET_NO_NEW_PRIVS); " if os.geteuid() else ""
+    assert said_in_log(tmp_path) == [
+        f"benchrun: scorer 's' {forbade}installed a seccomp filter (its Seccomp_filters 1, where they were 0): the "
+        "system calls it forbids stay forbidden: the scorer process ends after its call, and the run starts another"]
+
+
+def test_memory_a_call_locked_is_unlocked_where_none_was_found_locked():
+    found = settings_now()
+    ctypes.CDLL(None).mlockall(2)  # MCL_FUTURE: what is mapped from now on
+    locked = memory_locked()
+    put_back_settings(found)
+    assert (locked != "0 kB", memory_locked()) == (True, "0 kB")

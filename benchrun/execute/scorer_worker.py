@@ -6,7 +6,8 @@ the run's process); each function, the file it is in and the benchmark's own mod
 must still hash as when the run imported them. Every later line is one call, [seq, name, response, reference], answered
 on the process's original stdout with one JSON line, [seq, metrics, null] or [seq, null, [type, message]] (and a fourth
 element saying why and a fifth naming the libraries it first imported, where the call left the process changed past
-putting back, `scorerleft`: the process then ends, and the run starts another, which imports them first), read and written by a decoder and an encoder of the process's own (a scorer patching
+putting back, `scorerleft`: the process then ends, and the run starts another, which imports them first), read and
+written by a decoder and an encoder of the process's own (a scorer patching
 `json.loads` does not reach them). Whatever user code raises (SystemExit and KeyboardInterrupt included) is that call's
 error; whatever it prints (file descriptors 1 and 2) goes to the original stderr, which the run reads into its log
 (bounded); a line it writes to the process's pipes (kept at 100 and above) is that call's error, a copy of the process

@@ -37,3 +37,34 @@ def module_at(name: str, file: Path) -> types.ModuleType:
     module = types.ModuleType(name)
     module.__file__ = str(file)
     return module
+
+
+FILTERING = """import ctypes
+import os
+
+
+class Instruction(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_ushort), ("jt", ctypes.c_ubyte), ("jf", ctypes.c_ubyte), ("k", ctypes.c_uint)]
+
+
+class Program(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(Instruction))]
+
+
+def s(response, values):
+    found = [line for line in open("/proc/self/status") if line.startswith("Seccomp_filters:")][0].split()[1]
+    if values["a"] == 0:
+        libc = ctypes.CDLL(None)
+        if os.geteuid():
+            libc.prctl(38, 1, 0, 0, 0)  # PR_SET_NO_NEW_PRIVS, which a user's filter needs
+        allow = (Instruction * 1)(Instruction(0x06, 0, 0, 0x7FFF0000))  # return SECCOMP_RET_ALLOW
+        libc.prctl(22, 2, ctypes.byref(Program(1, allow)), 0, 0)  # PR_SET_SECCOMP, SECCOMP_MODE_FILTER
+    return {"filters": int(found)}
+"""
+"""A scorer saying how many seccomp filters its call found, the call of sample a=0 installing one (that allows all)."""
+
+
+def said_in_log(tmp_path: Path) -> list[str]:
+    """The lines benchrun wrote into the run's log (each beginning `benchrun:`)."""
+    [log] = tmp_path.rglob("benchrun.log")
+    return [line for line in log.read_text().splitlines() if line.startswith("benchrun:")]
