@@ -14,6 +14,10 @@
 4. memory a call locked (`mlockall(MCL_FUTURE)`) stayed locked, and so did every later call's allocations (under a
    user's RLIMIT_MEMLOCK, a MemoryError): unlocked again where the first call found none locked, with the
    interpreter's other settings (`compiler.runstate.SETTINGS`, `core.memlock`)
+5. a name a call added to a class of the standard library or an installed library (`json.JSONEncoder.__eq__ = ...`:
+   every later call's encoders equal; `pandas.api.extensions.register_dataframe_accessor("x")`: every later call's
+   registering it warned that it overrode one) reached every later call, where a name it replaced did not: in the
+   scorer process, a name a class gained in a call is taken away (`core.stdlibnames`, `classes_as_found`)
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from benchrun.core import stdlibnames
 from benchrun.core.memlock import memory_locked
 from benchrun.core.resources import demos_dir
 from tests.helpers.p38_asking import found_by
-from tests.helpers.p42_asking import FILTERING, IMPORTING, ends_and_scores, module_at, said_in_log
+from tests.helpers.p42_asking import ADDING, FILTERING, IMPORTING, ends_and_scores, module_at, said_in_log
 
 
 def test_a_scorer_importing_numpy_in_its_call_ends_the_scorer_process_once_per_run(tmp_path):
@@ -59,3 +63,7 @@ def test_memory_a_call_locked_is_unlocked_where_none_was_found_locked():
     locked = memory_locked()
     put_back_settings(found)
     assert (locked != "0 kB", memory_locked()) == (True, "0 kB")
+
+
+def test_a_name_a_call_added_to_a_standard_class_reaches_no_later_call(tmp_path):
+    assert found_by(tmp_path, ADDING) == [({"s.equal": 0, "s.added": 0}, None)] * 3

@@ -139,11 +139,14 @@ def _contents(names: Names) -> list[tuple[Any, Any]]:
     return list(found.values())
 
 
-def put_back_standard(found: Held) -> None:
+def put_back_standard(found: Held, classes_as_found: bool = False) -> None:
     """Each module and class of `found` (`standard_now`) holding again each name it held then, the same object, and
     each list, dict or set holding what it held then; where one did not, codecs' cache is emptied too (a name
-    `encodings.aliases` gave, looked up, stayed cached)."""
+    `encodings.aliases` gave, looked up, stayed cached). `classes_as_found`: a name a class gained since is taken
+    away (`_take_gained`)."""
     for (owner, names, was), same in zip(found.names, _unchanged(*found.held_names)):
+        if not same and classes_as_found and isinstance(owner, type):
+            _take_gained(owner, names, was)
         if not same and not _holds(names, was):
             for name, value in was.items():
                 if names.get(name, _GONE) is not value:
@@ -155,6 +158,15 @@ def put_back_standard(found: Held) -> None:
         codecs.register(_none)  # unregistering a search function empties the cache (Python 3.10 and later)
         codecs.unregister(_none)
     _put_back_defaults(found)
+
+
+def _take_gained(cls: type, names: Mapping[str, Any], was: dict[str, Any]) -> None:
+    """Each name `cls` gained since it held `was` taken away (a module's are kept: its submodules, imported later): a
+    method or an accessor a scorer's call added (`pandas.api.extensions.register_dataframe_accessor("x")`: every
+    later call's registering it warned that it overrode one; `json.JSONEncoder.__eq__ = ...`: every later call's
+    encoders equal); a cache a class keeps of itself (`__slotnames__`) is made again as it is needed."""
+    for name in names.keys() - was.keys():
+        delattr(cls, name)
 
 
 def _defaults(function: types.FunctionType) -> tuple[Any, Any]:

@@ -181,7 +181,8 @@ class _Found:
             time.tzset()
         with contextlib.suppress(OSError):  # a directory the scorer removed: the calls after go on where they are
             os.chdir(self.cwd)
-        put_back_standard(self.standard_names)  # last: `time.tzname` as found once `time.tzset()` set the zone back
+        # last: `time.tzname` as found once `time.tzset()` set the zone back
+        put_back_standard(self.standard_names, classes_as_found=True)
 
 
 def _put_back_modules(found: dict[str, Any]) -> None:

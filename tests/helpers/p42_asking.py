@@ -68,3 +68,17 @@ def said_in_log(tmp_path: Path) -> list[str]:
     """The lines benchrun wrote into the run's log (each beginning `benchrun:`)."""
     [log] = tmp_path.rglob("benchrun.log")
     return [line for line in log.read_text().splitlines() if line.startswith("benchrun:")]
+
+
+ADDING = """import fractions
+import json
+
+
+def s(response, values):
+    found = {"equal": int(json.JSONEncoder() == json.JSONEncoder()), "added": int(hasattr(fractions.Fraction, "p42"))}
+    json.JSONEncoder.__eq__ = lambda self, other: True
+    fractions.Fraction.p42 = 42
+    return found
+"""
+"""A scorer saying whether two JSON encoders are equal and whether Fraction has a name `p42`, as its call found them,
+each call adding an `__eq__` to the one class and a `p42` to the other."""
