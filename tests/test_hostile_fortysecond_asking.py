@@ -18,6 +18,13 @@
    every later call's encoders equal; `pandas.api.extensions.register_dataframe_accessor("x")`: every later call's
    registering it warned that it overrode one) reached every later call, where a name it replaced did not: in the
    scorer process, a name a class gained in a call is taken away (`core.stdlibnames`, `classes_as_found`)
+6. a call that made the process not dumpable (`PR_SET_DUMPABLE` 0: a user's process can no longer read its own /proc
+   files), turned off its huge pages (`PR_SET_THP_DISABLE`) or set its execution domain (`personality
+   (ADDR_NO_RANDOMIZE)`: every later call's programs started without address randomization) left them so for every
+   later call: put back with the interpreter's other settings (`core.prctlstate.process_flags`)
+7. a call that forbade memory both writable and executable (`PR_SET_MDWE`) or dropped a capability from the bounding
+   set (`PR_CAPBSET_DROP`, as root) left every later call so: no process can take either back, so the process ends
+   after such a call (`execute.scorerleft`, `core.prctlstate`)
 """
 
 from __future__ import annotations
@@ -29,9 +36,19 @@ from pathlib import Path
 from benchrun.compiler.runstate import put_back_settings, settings_now
 from benchrun.core import stdlibnames
 from benchrun.core.memlock import memory_locked
+from benchrun.core.prctlstate import denies_write_exec
 from benchrun.core.resources import demos_dir
 from tests.helpers.p38_asking import found_by
-from tests.helpers.p42_asking import ADDING, FILTERING, IMPORTING, ends_and_scores, module_at, said_in_log
+from tests.helpers.p42_asking import (
+    ADDING,
+    FILTERING,
+    FLAGGING,
+    FOREVER,
+    IMPORTING,
+    ends_and_scores,
+    module_at,
+    said_in_log,
+)
 
 
 def test_a_scorer_importing_numpy_in_its_call_ends_the_scorer_process_once_per_run(tmp_path):
@@ -67,3 +84,18 @@ def test_memory_a_call_locked_is_unlocked_where_none_was_found_locked():
 
 def test_a_name_a_call_added_to_a_standard_class_reaches_no_later_call(tmp_path):
     assert found_by(tmp_path, ADDING) == [({"s.equal": 0, "s.added": 0}, None)] * 3
+
+
+def test_a_process_not_dumpable_without_huge_pages_or_of_another_execution_domain_reaches_no_later_call(tmp_path):
+    assert found_by(tmp_path, FLAGGING) == [({"s.dumpable": 1, "s.huge": 0, "s.persona": 0}, None)] * 3
+
+
+def test_memory_forbidden_writable_and_executable_or_a_capability_dropped_by_a_call_reach_no_later_call(tmp_path):
+    [(first, _), *later] = found_by(tmp_path, FOREVER)
+    assert later == [(first, None)] * 2
+    said = [what for what, seen in (
+        ("forbade the process to map memory both writable and executable (PR_SET_MDWE)", denies_write_exec() == 0),
+        ("changed the process's capabilities (one dropped from its bounding or permitted set is gone for good)",
+         os.geteuid() == 0)) if seen]
+    assert said_in_log(tmp_path) == [f"benchrun: scorer 's' {'; '.join(said)}: the scorer process ends after its call, "
+                                     "and the run starts another"] * bool(said)

@@ -1,17 +1,23 @@
 """What prctl(2) sets of the process that a benchmark's code may set too: its timer slack (`PR_SET_TIMERSLACK`, by
 which the kernel may delay each of its sleeps and timeouts: 200 ms made a scorer's twenty short sleeps take 4 s, in
-every later call), read and put back, and whether it may gain privileges (`PR_SET_NO_NEW_PRIVS`: its subprocesses'
-setuid programs run without them; no process can take it back), and the seccomp filters it runs under (which no
-process can take away either)."""
+every later call) and its flags (`process_flags`), read and put back; and what no process can take back: whether it may
+gain privileges (`PR_SET_NO_NEW_PRIVS`: its subprocesses' setuid programs run without them), the seccomp filters it
+runs under, whether it may map memory both writable and executable (`PR_SET_MDWE`) and its capabilities (dropped from
+its bounding set: `PR_CAPBSET_DROP`)."""
 
 from __future__ import annotations
 
 import ctypes
 import sys
 
-from benchrun.core.procfs import status_field
+from benchrun.core.procfs import STATUS, proc_text, status_field
 
-PR_GET_SECCOMP, PR_SET_TIMERSLACK, PR_GET_TIMERSLACK, PR_GET_NO_NEW_PRIVS = 21, 29, 30, 39
+PR_GET_SECCOMP, PR_SET_TIMERSLACK, PR_GET_TIMERSLACK, PR_GET_NO_NEW_PRIVS, PR_GET_MDWE = 21, 29, 30, 39, 66
+FLAGS = ((3, 4), (42, 41))
+"""The flags prctl reads and sets (each its get and its set): whether the process is dumpable (`PR_SET_DUMPABLE`: 0
+made its own /proc files root's, which a user's process could no longer read) and whether it may have transparent
+huge pages (`PR_SET_THP_DISABLE`)."""
+PERSONALITY_READ = 0xFFFFFFFF
 _LIBC = ctypes.CDLL(None, use_errno=True)
 
 
@@ -45,3 +51,39 @@ def seccomp_filters() -> str | None:
     if mode <= 0:
         return None
     return status_field("Seccomp_filters") if mode == 2 else "strict"
+
+
+def process_flags() -> tuple[int, ...] | None:
+    """The process's FLAGS and its execution domain (`personality`: `ADDR_NO_RANDOMIZE` started each later program
+    without address randomization); None where the system has none of them."""
+    if sys.platform != "linux":
+        return None
+    return (*(_LIBC.prctl(get, 0, 0, 0, 0) for get, _ in FLAGS), _LIBC.personality(PERSONALITY_READ))
+
+
+def put_back_process_flags(found: tuple[int, ...] | None) -> None:
+    """The FLAGS and the execution domain `found` (`process_flags`) again, each where it changed."""
+    now = process_flags()
+    if found is None or now is None:
+        return
+    for (_, put), was, flag in zip(FLAGS, found, now):
+        if flag != was and was >= 0:
+            _LIBC.prctl(put, was, 0, 0, 0)
+    if now[-1] != found[-1] and found[-1] >= 0:
+        _LIBC.personality(found[-1])
+
+
+def denies_write_exec() -> int | None:
+    """Whether the process may not map memory both writable and executable (`PR_SET_MDWE`, for good: a later call's
+    code that needs such memory failed), as prctl says; None where the system does not say."""
+    found = _LIBC.prctl(PR_GET_MDWE, 0, 0, 0, 0) if sys.platform == "linux" else -1
+    return found if found >= 0 else None
+
+
+def capabilities() -> tuple[str, ...]:
+    """The process's capability sets (`Cap...` of /proc/self/status): one dropped from its bounding set
+    (`PR_CAPBSET_DROP`) or its permitted set is for good; empty where /proc cannot say."""
+    try:
+        return tuple(line for line in proc_text(STATUS).splitlines() if line.startswith("Cap"))
+    except OSError:
+        return ()

@@ -13,6 +13,7 @@ ENDED = ("Z", "X")
 """The states of a process that has ended: a zombie, its exit status not yet collected, and one being removed."""
 BOOT_ID = PROC / "sys/kernel/random/boot_id"
 OOM_SCORE = PROC / "self/oom_score_adj"
+STATUS = PROC / "self/status"
 
 
 def proc_text(path: Path | str) -> str:
@@ -33,7 +34,7 @@ def boot_id() -> str:
 def status_field(name: str) -> str | None:
     """The field `name` of this process's /proc/self/status (`Umask`: `0022`); None where /proc cannot say."""
     try:
-        lines = proc_text(PROC / "self" / "status").splitlines()
+        lines = proc_text(STATUS).splitlines()
     except OSError:
         return None
     return next((line.split(":", 1)[1].strip() for line in lines if line.startswith(f"{name}:")), None)

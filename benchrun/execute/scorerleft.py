@@ -1,8 +1,9 @@
 """What a scorer's call can leave in the scorer process that the process cannot put back as the first call found it
 (`scorer_worker._Found` puts back the rest): a priority it lowered (`os.nice(19)`: every later call slowed, past
 scorer_timeout_s) or a scheduling policy it set (`os.SCHED_IDLE`), a user or root directory it changed as root
-(`os.setuid`, `os.chroot`), the process forbidden to gain privileges (`PR_SET_NO_NEW_PRIVS`) or run under a seccomp
-filter (`PR_SET_SECCOMP`: a call that forbade `mkdir` forbade it every later call), a thread left running
+(`os.setuid`, `os.chroot`), the process forbidden to gain privileges (`PR_SET_NO_NEW_PRIVS`), run under a seccomp
+filter (`PR_SET_SECCOMP`: a call that forbade `mkdir` forbade it every later call) or forbidden writable and executable
+memory (`PR_SET_MDWE`), its capabilities changed (`PR_CAPBSET_DROP`), a thread left running
 (it runs on in the later calls; not a thread of a pool the scorers' modules made as they were imported), a library
 holding state for every caller first imported in the call (numpy's generator seeded there: no state "as first found"
 to put back; HOLDING), an audit hook, a fork handler or a codec search function added or taken away
@@ -30,7 +31,7 @@ import threading
 import time
 from typing import Any, Callable
 
-from benchrun.core.prctlstate import gains_no_privileges, seccomp_filters
+from benchrun.core.prctlstate import capabilities, denies_write_exec, gains_no_privileges, seccomp_filters
 
 HOLDING = ("numpy", "pandas", "yaml", "omegaconf", "scipy.special")
 """Libraries holding state for every caller that `scorer_worker._held_by_libraries` puts back where they were
@@ -84,7 +85,7 @@ class Left:
         self.priority, self.policy, self.threads, self.tasks = _priority(), _policy(), _threads(), _tasks()
         self.pools = _pools()
         self.identity, self.root, self.privileged = _identity(), _root(), gains_no_privileges()
-        self.filters = seccomp_filters()
+        self.filters, self.write_exec, self.capabilities = seccomp_filters(), denies_write_exec(), capabilities()
         self.holding = {name for name in HOLDING if name in sys.modules}
 
     def why(self) -> str | None:
@@ -106,6 +107,11 @@ class Left:
         if (filters := seccomp_filters()) != self.filters:
             said.append(f"installed a seccomp filter (its Seccomp_filters {filters}, where they were "
                         f"{self.filters or 0}): the system calls it forbids stay forbidden")
+        if denies_write_exec() != self.write_exec:
+            said.append("forbade the process to map memory both writable and executable (PR_SET_MDWE)")
+        if capabilities() != self.capabilities:
+            said.append("changed the process's capabilities (one dropped from its bounding or permitted set is gone "
+                        "for good)")
         pooled = {thread.ident or 0 for pool in self.pools for thread in list(pool._threads)} - self.threads
         # `_threads`: the executor lists its threads nowhere public
         if _threads() - self.threads - pooled or _settled_more(self.tasks, len(pooled)):

@@ -82,3 +82,40 @@ def s(response, values):
 """
 """A scorer saying whether two JSON encoders are equal and whether Fraction has a name `p42`, as its call found them,
 each call adding an `__eq__` to the one class and a `p42` to the other."""
+
+
+FLAGGING = """import ctypes
+
+libc = ctypes.CDLL(None)
+
+
+def s(response, values):
+    found = {"dumpable": libc.prctl(3, 0, 0, 0, 0), "huge": libc.prctl(42, 0, 0, 0, 0),
+             "persona": libc.personality(0xFFFFFFFF)}
+    if values["a"] == 0:
+        libc.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0
+        libc.prctl(41, 1, 0, 0, 0)  # PR_SET_THP_DISABLE 1
+        libc.personality(0x0040000)  # ADDR_NO_RANDOMIZE
+    return found
+"""
+"""A scorer saying whether its process is dumpable, may have huge pages and its execution domain, as its call found
+them, the call of sample a=0 changing each."""
+
+FOREVER = """import ctypes
+import os
+
+libc = ctypes.CDLL(None)
+
+
+def s(response, values):
+    [bounding] = [line.split()[1] for line in open("/proc/self/status") if line.startswith("CapBnd:")]
+    found = {"mdwe": libc.prctl(66, 0, 0, 0, 0), "admin": int(bounding, 16) >> 21 & 1}
+    if values["a"] == 0:
+        libc.prctl(65, 1, 0, 0, 0)  # PR_SET_MDWE: no memory both writable and executable
+        if os.geteuid() == 0:
+            libc.prctl(24, 21, 0, 0, 0)  # PR_CAPBSET_DROP CAP_SYS_ADMIN, which root may
+    return found
+"""
+"""A scorer saying whether its process may map memory both writable and executable and whether its bounding set holds
+CAP_SYS_ADMIN, as its call found them, the call of sample a=0 forbidding the one (on Linux 6.3 and later) and, as root,
+dropping CAP_SYS_ADMIN from the other."""
