@@ -20,8 +20,8 @@
    scorer process, a name a class gained in a call is taken away (`core.stdlibnames`, `classes_as_found`)
 6. a call that made the process not dumpable (`PR_SET_DUMPABLE` 0: a user's process can no longer read its own /proc
    files), turned off its huge pages (`PR_SET_THP_DISABLE`) or set its execution domain (`personality
-   (ADDR_NO_RANDOMIZE)`: every later call's programs started without address randomization) left them so for every
-   later call: put back with the interpreter's other settings (`core.prctlstate.process_flags`)
+   (ADDR_NO_RANDOMIZE)`: every later call's programs started without address randomization), had its memory merged
+   (`PR_SET_MEMORY_MERGE`) or set its policy on memory errors (`PR_MCE_KILL`) left them so for every later call: put back with the interpreter's other settings (`core.prctlstate.process_flags`)
 7. a call that forbade memory both writable and executable (`PR_SET_MDWE`) or dropped a capability from the bounding
    set (`PR_CAPBSET_DROP`, as root) left every later call so: no process can take either back, so the process ends
    after such a call (`execute.scorerleft`, `core.prctlstate`)
@@ -86,8 +86,10 @@ def test_a_name_a_call_added_to_a_standard_class_reaches_no_later_call(tmp_path)
     assert found_by(tmp_path, ADDING) == [({"s.equal": 0, "s.added": 0}, None)] * 3
 
 
-def test_a_process_not_dumpable_without_huge_pages_or_of_another_execution_domain_reaches_no_later_call(tmp_path):
-    assert found_by(tmp_path, FLAGGING) == [({"s.dumpable": 1, "s.huge": 0, "s.persona": 0}, None)] * 3
+def test_the_process_flags_a_call_set_reach_no_later_call(tmp_path):
+    [(first, _), *later] = found_by(tmp_path, FLAGGING)
+    assert later == [(first, None)] * 2
+    assert (first["s.dumpable"], first["s.huge"], first["s.persona"]) == (1, 0, 0)
 
 
 def test_memory_forbidden_writable_and_executable_or_a_capability_dropped_by_a_call_reach_no_later_call(tmp_path):

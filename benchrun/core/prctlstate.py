@@ -13,10 +13,11 @@ import sys
 from benchrun.core.procfs import STATUS, proc_text, status_field
 
 PR_GET_SECCOMP, PR_SET_TIMERSLACK, PR_GET_TIMERSLACK, PR_GET_NO_NEW_PRIVS, PR_GET_MDWE = 21, 29, 30, 39, 66
-FLAGS = ((3, 4), (42, 41))
-"""The flags prctl reads and sets (each its get and its set): whether the process is dumpable (`PR_SET_DUMPABLE`: 0
-made its own /proc files root's, which a user's process could no longer read) and whether it may have transparent
-huge pages (`PR_SET_THP_DISABLE`)."""
+FLAGS = ((3, (4,)), (42, (41,)), (68, (67,)), (34, (33, 1)))
+"""The flags prctl reads and sets (each its get, and its set's arguments before the value): whether the process is
+dumpable (`PR_SET_DUMPABLE`: 0 made its own /proc files root's, which a user's process could no longer read), may have
+transparent huge pages (`PR_SET_THP_DISABLE`), has its memory merged with others' (`PR_SET_MEMORY_MERGE`) and is killed
+early on a memory error (`PR_MCE_KILL`, `PR_MCE_KILL_SET`)."""
 PERSONALITY_READ = 0xFFFFFFFF
 _LIBC = ctypes.CDLL(None, use_errno=True)
 
@@ -68,7 +69,7 @@ def put_back_process_flags(found: tuple[int, ...] | None) -> None:
         return
     for (_, put), was, flag in zip(FLAGS, found, now):
         if flag != was and was >= 0:
-            _LIBC.prctl(put, was, 0, 0, 0)
+            _LIBC.prctl(*(*put, was, 0, 0, 0)[:5])
     if now[-1] != found[-1] and found[-1] >= 0:
         _LIBC.personality(found[-1])
 

@@ -91,15 +91,18 @@ libc = ctypes.CDLL(None)
 
 def s(response, values):
     found = {"dumpable": libc.prctl(3, 0, 0, 0, 0), "huge": libc.prctl(42, 0, 0, 0, 0),
-             "persona": libc.personality(0xFFFFFFFF)}
+             "persona": libc.personality(0xFFFFFFFF), "merge": libc.prctl(68, 0, 0, 0, 0),
+             "mce": libc.prctl(34, 0, 0, 0, 0)}
     if values["a"] == 0:
         libc.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0
         libc.prctl(41, 1, 0, 0, 0)  # PR_SET_THP_DISABLE 1
+        libc.prctl(67, 1, 0, 0, 0)  # PR_SET_MEMORY_MERGE 1, which root may
+        libc.prctl(33, 1, 1, 0, 0)  # PR_MCE_KILL_SET PR_MCE_KILL_EARLY
         libc.personality(0x0040000)  # ADDR_NO_RANDOMIZE
     return found
 """
-"""A scorer saying whether its process is dumpable, may have huge pages and its execution domain, as its call found
-them, the call of sample a=0 changing each."""
+"""A scorer saying whether its process is dumpable, may have huge pages, its execution domain, whether its memory is
+merged and its policy on memory errors, as its call found them, the call of sample a=0 changing each."""
 
 FOREVER = """import ctypes
 import os
