@@ -22,9 +22,12 @@
    files), turned off its huge pages (`PR_SET_THP_DISABLE`) or set its execution domain (`personality
    (ADDR_NO_RANDOMIZE)`: every later call's programs started without address randomization), had its memory merged
    (`PR_SET_MEMORY_MERGE`) or set its policy on memory errors (`PR_MCE_KILL`) left them so for every later call: put back with the interpreter's other settings (`core.prctlstate.process_flags`)
-7. a call that forbade memory both writable and executable (`PR_SET_MDWE`) or dropped a capability from the bounding
-   set (`PR_CAPBSET_DROP`, as root) left every later call so: no process can take either back, so the process ends
-   after such a call (`execute.scorerleft`, `core.prctlstate`)
+7. a call that forbade memory both writable and executable (`PR_SET_MDWE`), dropped a capability from the bounding
+   set (`PR_CAPBSET_DROP`, as root) or moved the process into a namespace of its own (`unshare(CLONE_NEWUTS)` and
+   `sethostname`, as root: every later call's host name the call's) left every later call so: no process can take
+   any back, so the process ends after such a call (`execute.scorerleft`, `core.prctlstate`)
+8. a call that wrote the process's core dump filter (`/proc/self/coredump_filter` 0) left it so: put back with its
+   OOM score adjustment (`core.procfs.WRITTEN`)
 """
 
 from __future__ import annotations
@@ -92,11 +95,12 @@ def test_the_process_flags_a_call_set_reach_no_later_call(tmp_path):
     assert (first["s.dumpable"], first["s.huge"], first["s.persona"]) == (1, 0, 0)
 
 
-def test_memory_forbidden_writable_and_executable_or_a_capability_dropped_by_a_call_reach_no_later_call(tmp_path):
+def test_what_no_process_takes_back_ends_the_scorer_process_after_the_call(tmp_path):
     [(first, _), *later] = found_by(tmp_path, FOREVER)
     assert later == [(first, None)] * 2
     said = [what for what, seen in (
         ("forbade the process to map memory both writable and executable (PR_SET_MDWE)", denies_write_exec() == 0),
+        ("moved the process into new namespaces (uts: unshare, setns)", os.geteuid() == 0),
         ("changed the process's capabilities (one dropped from its bounding or permitted set is gone for good)",
          os.geteuid() == 0)) if seen]
     assert said_in_log(tmp_path) == [f"benchrun: scorer 's' {'; '.join(said)}: the scorer process ends after its call, "

@@ -3,8 +3,8 @@
 scorer_timeout_s) or a scheduling policy it set (`os.SCHED_IDLE`), a user or root directory it changed as root
 (`os.setuid`, `os.chroot`), the process forbidden to gain privileges (`PR_SET_NO_NEW_PRIVS`), run under a seccomp
 filter (`PR_SET_SECCOMP`: a call that forbade `mkdir` forbade it every later call) or forbidden writable and executable
-memory (`PR_SET_MDWE`), its capabilities changed (`PR_CAPBSET_DROP`), a thread left running
-(it runs on in the later calls; not a thread of a pool the scorers' modules made as they were imported), a library
+memory (`PR_SET_MDWE`), its capabilities changed (`PR_CAPBSET_DROP`) or its namespaces (`unshare`), a thread left
+running (it runs on in the later calls; not a thread of a pool the scorers' modules made as they were imported), a library
 holding state for every caller first imported in the call (numpy's generator seeded there: no state "as first found"
 to put back; HOLDING), an audit hook, a fork handler or a codec search function added or taken away
 (`sys.addaudithook`, `os.register_at_fork`, `codecs.register`, `codecs.unregister`, and `_codecs`' own, which they
@@ -37,6 +37,7 @@ HOLDING = ("numpy", "pandas", "yaml", "omegaconf", "scipy.special")
 """Libraries holding state for every caller that `scorer_worker._held_by_libraries` puts back where they were
 imported before the first call."""
 TASKS = "/proc/self/task"
+NAMESPACES = "/proc/self/ns"
 SETTLE_S = 0.05
 """How long a thread the call joined is given to be gone from TASKS."""
 
@@ -86,6 +87,7 @@ class Left:
         self.pools = _pools()
         self.identity, self.root, self.privileged = _identity(), _root(), gains_no_privileges()
         self.filters, self.write_exec, self.capabilities = seccomp_filters(), denies_write_exec(), capabilities()
+        self.spaces = _namespaces()
         self.holding = {name for name in HOLDING if name in sys.modules}
 
     def why(self) -> str | None:
@@ -109,6 +111,8 @@ class Left:
                         f"{self.filters or 0}): the system calls it forbids stay forbidden")
         if denies_write_exec() != self.write_exec:
             said.append("forbade the process to map memory both writable and executable (PR_SET_MDWE)")
+        if moved := sorted(name for name, space in _namespaces().items() if self.spaces.get(name) != space):
+            said.append(f"moved the process into new namespaces ({', '.join(moved)}: unshare, setns)")
         if capabilities() != self.capabilities:
             said.append("changed the process's capabilities (one dropped from its bounding or permitted set is gone "
                         "for good)")
@@ -182,6 +186,15 @@ def _root() -> tuple[int, int] | None:
     except OSError:
         return None
     return found.st_dev, found.st_ino
+
+
+def _namespaces() -> dict[str, str]:
+    """The namespaces the process is in, by kind (`net`: `net:[4026531840]`): one a call moved it into (`unshare`, as
+    root: a host name of its own, no network) no process can leave but into another it holds."""
+    try:
+        return {name: os.readlink(f"{NAMESPACES}/{name}") for name in os.listdir(NAMESPACES)}
+    except OSError:
+        return {}
 
 
 def _threads() -> set[int]:
