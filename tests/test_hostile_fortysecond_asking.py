@@ -28,6 +28,9 @@
    any back, so the process ends after such a call (`execute.scorerleft`, `core.prctlstate`)
 8. a call that wrote the process's core dump filter (`/proc/self/coredump_filter` 0) left it so: put back with its
    OOM score adjustment (`core.procfs.WRITTEN`)
+9. a call that put the process in a group of its own (`os.setpgid(0, 0)`) left it there for every later call (and a
+   benchmark's file doing so as the run imported it left the run outside the group a terminal's Ctrl-C reaches): put
+   back with the interpreter's other settings (`compiler.runstate.SETTINGS`)
 """
 
 from __future__ import annotations

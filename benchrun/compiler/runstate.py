@@ -55,6 +55,12 @@ def _standard_kept() -> Iterator[None]:
         put_back_standard(found)
 
 
+def _put_back_group(found: int) -> None:
+    """The process in the process group `found` again, where it is still there to join."""
+    with contextlib.suppress(OSError):
+        os.setpgid(0, found)
+
+
 SETTINGS: tuple[tuple[Callable[[], Any], Callable[[Any], Any]], ...] = (
     (lambda: locale.setlocale(locale.LC_ALL), lambda found: locale.setlocale(locale.LC_ALL, found)),
     (sys.gettrace, sys.settrace), (sys.getprofile, sys.setprofile),
@@ -85,7 +91,7 @@ SETTINGS: tuple[tuple[Callable[[], Any], Callable[[Any], Any]], ...] = (
     *((lambda name=name: _stream(name), lambda found, name=name: _restream(name, *found))
       for name in ("stdin", "stdout", "stderr")), (statuses, put_back_statuses), (written_settings, put_back_written),
     (timer_slack, put_back_timer_slack), (process_flags, put_back_process_flags), (io_priority, put_back_io_priority),
-    (memory_locked, put_back_memory_locked))
+    (memory_locked, put_back_memory_locked), (os.getpgrp, _put_back_group))
 """The interpreter's settings a scorer may change for its own work, each read and set back (the scorer process's
 `_Found`), none of which may reach the calls after it, nor, changed by a benchmark's file as it is imported, the run
 (`_settings_kept`: `locale.setlocale(LC_ALL, 'de_DE.UTF-8')` rendered `{a:n}` in every later prompt `1.234.567`): a
@@ -116,7 +122,8 @@ traceback; uvloop's, the run asked on uvloop), the standard descriptors, whether
 (`os.set_blocking(2, False)`: a later call's write past what the log's pipe held failed; `stdfds.statuses`), the
 process's OOM score adjustment and core dump filter (`procfs.WRITTEN`), its timer slack (`prctlstate.timer_slack`),
 its flags and execution domain (`prctlstate.process_flags`), its I/O priority (`ioprio`) and its memory locked in RAM
-(`mlockall`: every later allocation locked; `memlock`).
+(`mlockall`: every later allocation locked; `memlock`), and its process group (`os.setpgid(0, 0)`: a group of its
+own, which the signals sent to the one it was in no longer reach).
 """
 
 

@@ -85,6 +85,7 @@ each call adding an `__eq__` to the one class and a `p42` to the other."""
 
 
 FLAGGING = """import ctypes
+import os
 
 libc = ctypes.CDLL(None)
 
@@ -92,7 +93,8 @@ libc = ctypes.CDLL(None)
 def s(response, values):
     found = {"dumpable": libc.prctl(3, 0, 0, 0, 0), "huge": libc.prctl(42, 0, 0, 0, 0),
              "persona": libc.personality(0xFFFFFFFF), "merge": libc.prctl(68, 0, 0, 0, 0),
-             "mce": libc.prctl(34, 0, 0, 0, 0), "dumped": int(open("/proc/self/coredump_filter").read(), 16)}
+             "mce": libc.prctl(34, 0, 0, 0, 0), "dumped": int(open("/proc/self/coredump_filter").read(), 16),
+             "leads": int(os.getpgrp() == os.getpid())}
     if values["a"] == 0:
         libc.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0
         libc.prctl(41, 1, 0, 0, 0)  # PR_SET_THP_DISABLE 1
@@ -100,11 +102,13 @@ def s(response, values):
         libc.prctl(33, 1, 1, 0, 0)  # PR_MCE_KILL_SET PR_MCE_KILL_EARLY
         with open("/proc/self/coredump_filter", "w") as dumped:
             dumped.write("0")
+        os.setpgid(0, 0)  # a process group of its own
         libc.personality(0x0040000)  # ADDR_NO_RANDOMIZE
     return found
 """
 """A scorer saying whether its process is dumpable, may have huge pages, its execution domain, whether its memory is
-merged, its policy on memory errors and what its core dumps hold, as its call found them, the call of sample a=0 changing each."""
+merged, its policy on memory errors, what its core dumps hold and whether it leads its process group, as its call
+found them, the call of sample a=0 changing each."""
 
 FOREVER = """import ctypes
 import os
