@@ -21,11 +21,14 @@
 6. a call that made the process not dumpable (`PR_SET_DUMPABLE` 0: a user's process can no longer read its own /proc
    files), turned off its huge pages (`PR_SET_THP_DISABLE`) or set its execution domain (`personality
    (ADDR_NO_RANDOMIZE)`: every later call's programs started without address randomization), had its memory merged
-   (`PR_SET_MEMORY_MERGE`) or set its policy on memory errors (`PR_MCE_KILL`) left them so for every later call: put back with the interpreter's other settings (`core.prctlstate.process_flags`)
+   (`PR_SET_MEMORY_MERGE`), set its policy on memory errors (`PR_MCE_KILL`), its security bits (`PR_SET_SECUREBITS`:
+   its programs run as root without root's capabilities) or kept its capabilities leaving root (`PR_SET_KEEPCAPS`)
+   left them so for every later call: put back with the interpreter's other settings (`core.prctlstate.process_flags`)
 7. a call that forbade memory both writable and executable (`PR_SET_MDWE`), dropped a capability from the bounding
    set (`PR_CAPBSET_DROP`, as root) or moved the process into a namespace of its own (`unshare(CLONE_NEWUTS)` and
    `sethostname`, as root: every later call's host name the call's) left every later call so: no process can take
-   any back, so the process ends after such a call (`execute.scorerleft`, `core.prctlstate`)
+   any back, so the process ends after such a call (`execute.scorerleft`, `core.prctlstate`); so does one that set a
+   flag past putting it back (a security bit set and locked, `PR_SET_SECUREBITS`)
 8. a call that wrote the process's core dump filter (`/proc/self/coredump_filter` 0) left it so: put back with its
    OOM score adjustment (`core.procfs.WRITTEN`)
 9. a call that put the process in a group of its own (`os.setpgid(0, 0)`) left it there for every later call (and a
@@ -37,6 +40,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import re
 from pathlib import Path
 
 from benchrun.compiler.runstate import put_back_settings, settings_now
@@ -75,7 +79,7 @@ def test_a_shipped_benchmark_s_module_s_names_are_the_scorers_own():
 def test_a_seccomp_filter_a_call_installed_reaches_no_later_call(tmp_path):
     assert found_by(tmp_path, FILTERING) == [({"s.filters": 0}, None)] * 3
     forbade = "forbade the process to gain privileges (PR_SET_NO_NEW_PRIVS); " if os.geteuid() else ""
-    assert said_in_log(tmp_path) == [
+    assert [re.sub(r"\([-\d, ]+\)", "{flags}", line) for line in said_in_log(tmp_path)] == [
         f"benchrun: scorer 's' {forbade}installed a seccomp filter (its Seccomp_filters 1, where they were 0): the "
         "system calls it forbids stay forbidden: the scorer process ends after its call, and the run starts another"]
 
@@ -104,7 +108,9 @@ def test_what_no_process_takes_back_ends_the_scorer_process_after_the_call(tmp_p
     said = [what for what, seen in (
         ("forbade the process to map memory both writable and executable (PR_SET_MDWE)", denies_write_exec() == 0),
         ("moved the process into new namespaces (uts: unshare, setns)", os.geteuid() == 0),
+        ("set a process flag past putting back (prctl, personality: {flags}, where they were {flags}: a security bit "
+         "locked, say)", os.geteuid() == 0),
         ("changed the process's capabilities (one dropped from its bounding or permitted set is gone for good)",
          os.geteuid() == 0)) if seen]
-    assert said_in_log(tmp_path) == [f"benchrun: scorer 's' {'; '.join(said)}: the scorer process ends after its call, "
+    assert [re.sub(r"\([-\d, ]+\)", "{flags}", line) for line in said_in_log(tmp_path)] == [f"benchrun: scorer 's' {'; '.join(said)}: the scorer process ends after its call, "
                                      "and the run starts another"] * bool(said)

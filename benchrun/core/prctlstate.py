@@ -13,11 +13,13 @@ import sys
 from benchrun.core.procfs import STATUS, proc_text, status_field
 
 PR_GET_SECCOMP, PR_SET_TIMERSLACK, PR_GET_TIMERSLACK, PR_GET_NO_NEW_PRIVS, PR_GET_MDWE = 21, 29, 30, 39, 66
-FLAGS = ((3, (4,)), (42, (41,)), (68, (67,)), (34, (33, 1)))
+FLAGS = ((3, (4,)), (42, (41,)), (68, (67,)), (34, (33, 1)), (27, (28,)), (7, (8,)))
 """The flags prctl reads and sets (each its get, and its set's arguments before the value): whether the process is
 dumpable (`PR_SET_DUMPABLE`: 0 made its own /proc files root's, which a user's process could no longer read), may have
-transparent huge pages (`PR_SET_THP_DISABLE`), has its memory merged with others' (`PR_SET_MEMORY_MERGE`) and is killed
-early on a memory error (`PR_MCE_KILL`, `PR_MCE_KILL_SET`)."""
+transparent huge pages (`PR_SET_THP_DISABLE`), has its memory merged with others' (`PR_SET_MEMORY_MERGE`), is killed
+early on a memory error (`PR_MCE_KILL`, `PR_MCE_KILL_SET`), its security bits (`PR_SET_SECUREBITS`: SECBIT_NOROOT, its
+programs run as root without its capabilities; a bit locked cannot be put back, `scorerleft`) and whether it keeps its
+capabilities as it leaves root (`PR_SET_KEEPCAPS`)."""
 PERSONALITY_READ = 0xFFFFFFFF
 _LIBC = ctypes.CDLL(None, use_errno=True)
 

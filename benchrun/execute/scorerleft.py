@@ -3,9 +3,9 @@
 scorer_timeout_s) or a scheduling policy it set (`os.SCHED_IDLE`), a user or root directory it changed as root
 (`os.setuid`, `os.chroot`), the process forbidden to gain privileges (`PR_SET_NO_NEW_PRIVS`), run under a seccomp
 filter (`PR_SET_SECCOMP`: a call that forbade `mkdir` forbade it every later call) or forbidden writable and executable
-memory (`PR_SET_MDWE`), its capabilities changed (`PR_CAPBSET_DROP`) or its namespaces (`unshare`), a thread left
-running (it runs on in the later calls; not a thread of a pool the scorers' modules made as they were imported), a library
-holding state for every caller first imported in the call (numpy's generator seeded there: no state "as first found"
+memory (`PR_SET_MDWE`), its capabilities changed (`PR_CAPBSET_DROP`) or its namespaces (`unshare`), a flag of
+`prctlstate.FLAGS` set past putting back (a security bit locked), a thread left running (it runs on in the later
+calls; not a thread of a pool the scorers' modules made as they were imported), a library holding state for every caller first imported in the call (numpy's generator seeded there: no state "as first found"
 to put back; HOLDING), an audit hook, a fork handler or a codec search function added or taken away
 (`sys.addaudithook`, `os.register_at_fork`, `codecs.register`, `codecs.unregister`, and `_codecs`' own, which they
 are: none can be listed), a class registered with an abstract base class (`numbers.Number.register(str)`: every later
@@ -31,7 +31,13 @@ import threading
 import time
 from typing import Any, Callable
 
-from benchrun.core.prctlstate import capabilities, denies_write_exec, gains_no_privileges, seccomp_filters
+from benchrun.core.prctlstate import (
+    capabilities,
+    denies_write_exec,
+    gains_no_privileges,
+    process_flags,
+    seccomp_filters,
+)
 
 HOLDING = ("numpy", "pandas", "yaml", "omegaconf", "scipy.special")
 """Libraries holding state for every caller that `scorer_worker._held_by_libraries` puts back where they were
@@ -87,7 +93,7 @@ class Left:
         self.pools = _pools()
         self.identity, self.root, self.privileged = _identity(), _root(), gains_no_privileges()
         self.filters, self.write_exec, self.capabilities = seccomp_filters(), denies_write_exec(), capabilities()
-        self.spaces = _namespaces()
+        self.spaces, self.flags = _namespaces(), process_flags()
         self.holding = {name for name in HOLDING if name in sys.modules}
 
     def why(self) -> str | None:
@@ -113,6 +119,9 @@ class Left:
             said.append("forbade the process to map memory both writable and executable (PR_SET_MDWE)")
         if moved := sorted(name for name, space in _namespaces().items() if self.spaces.get(name) != space):
             said.append(f"moved the process into new namespaces ({', '.join(moved)}: unshare, setns)")
+        if (flags := process_flags()) != self.flags:
+            said.append(f"set a process flag past putting back (prctl, personality: {flags}, where they were "
+                        f"{self.flags}: a security bit locked, say)")
         if capabilities() != self.capabilities:
             said.append("changed the process's capabilities (one dropped from its bounding or permitted set is gone "
                         "for good)")

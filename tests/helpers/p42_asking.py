@@ -94,7 +94,7 @@ def s(response, values):
     found = {"dumpable": libc.prctl(3, 0, 0, 0, 0), "huge": libc.prctl(42, 0, 0, 0, 0),
              "persona": libc.personality(0xFFFFFFFF), "merge": libc.prctl(68, 0, 0, 0, 0),
              "mce": libc.prctl(34, 0, 0, 0, 0), "dumped": int(open("/proc/self/coredump_filter").read(), 16),
-             "leads": int(os.getpgrp() == os.getpid())}
+             "leads": int(os.getpgrp() == os.getpid()), "secure": libc.prctl(27, 0, 0, 0, 0)}
     if values["a"] == 0:
         libc.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0
         libc.prctl(41, 1, 0, 0, 0)  # PR_SET_THP_DISABLE 1
@@ -103,6 +103,7 @@ def s(response, values):
         with open("/proc/self/coredump_filter", "w") as dumped:
             dumped.write("0")
         os.setpgid(0, 0)  # a process group of its own
+        libc.prctl(28, 0x1, 0, 0, 0)  # PR_SET_SECUREBITS SECBIT_NOROOT, which root may
         libc.personality(0x0040000)  # ADDR_NO_RANDOMIZE
     return found
 """
@@ -120,15 +121,17 @@ libc = ctypes.CDLL(None)
 def s(response, values):
     [bounding] = [line.split()[1] for line in open("/proc/self/status") if line.startswith("CapBnd:")]
     found = {"mdwe": libc.prctl(66, 0, 0, 0, 0), "admin": int(bounding, 16) >> 21 & 1,
-             "named": int(socket.gethostname() == "p42")}
+             "named": int(socket.gethostname() == "p42"), "secure": libc.prctl(27, 0, 0, 0, 0)}
     if values["a"] == 0:
         libc.prctl(65, 1, 0, 0, 0)  # PR_SET_MDWE: no memory both writable and executable
         if os.geteuid() == 0:
             libc.prctl(24, 21, 0, 0, 0)  # PR_CAPBSET_DROP CAP_SYS_ADMIN, which root may
             libc.unshare(0x04000000)  # CLONE_NEWUTS: a host name of its own
+            libc.prctl(28, 0x3, 0, 0, 0)  # PR_SET_SECUREBITS SECBIT_NOROOT, locked
             libc.sethostname(b"p42", 3)
     return found
 """
 """A scorer saying whether its process may map memory both writable and executable, whether its bounding set holds
 CAP_SYS_ADMIN and whether its host name is p42, as its call found them, the call of sample a=0 forbidding the one (on
-Linux 6.3 and later) and, as root, dropping CAP_SYS_ADMIN and naming the host p42 in a UTS namespace of its own."""
+Linux 6.3 and later) and, as root, dropping CAP_SYS_ADMIN, naming the host p42 in a UTS namespace of its own and
+locking a security bit set."""
