@@ -112,5 +112,6 @@ def test_what_no_process_takes_back_ends_the_scorer_process_after_the_call(tmp_p
          "locked, say)", os.geteuid() == 0),
         ("changed the process's capabilities (one dropped from its bounding or permitted set is gone for good)",
          os.geteuid() == 0)) if seen]
-    assert [re.sub(r"\([-\d, ]+\)", "{flags}", line) for line in said_in_log(tmp_path)] == [f"benchrun: scorer 's' {'; '.join(said)}: the scorer process ends after its call, "
-                                     "and the run starts another"] * bool(said)
+    ending = f"benchrun: scorer 's' {'; '.join(said)}: the scorer process ends after its call, and the run starts " \
+             "another"
+    assert [re.sub(r"\([-\d, ]+\)", "{flags}", line) for line in said_in_log(tmp_path)] == [ending] * bool(said)

@@ -1,20 +1,20 @@
 """What a scorer's call can leave in the scorer process that the process cannot put back as the first call found it
 (`scorer_worker._Found` puts back the rest): a priority it lowered (`os.nice(19)`: every later call slowed, past
 scorer_timeout_s) or a scheduling policy it set (`os.SCHED_IDLE`), a user or root directory it changed as root
-(`os.setuid`, `os.chroot`), the process forbidden to gain privileges (`PR_SET_NO_NEW_PRIVS`), run under a seccomp
-filter (`PR_SET_SECCOMP`: a call that forbade `mkdir` forbade it every later call) or forbidden writable and executable
-memory (`PR_SET_MDWE`), its capabilities changed (`PR_CAPBSET_DROP`) or its namespaces (`unshare`), a flag of
-`prctlstate.FLAGS` set past putting back (a security bit locked), a thread left running (it runs on in the later
-calls; not a thread of a pool the scorers' modules made as they were imported), a library holding state for every caller first imported in the call (numpy's generator seeded there: no state "as first found"
-to put back; HOLDING), an audit hook, a fork handler or a codec search function added or taken away
-(`sys.addaudithook`, `os.register_at_fork`, `codecs.register`, `codecs.unregister`, and `_codecs`' own, which they
-are: none can be listed), a class registered with an abstract base class (`numbers.Number.register(str)`: every later
-call's `isinstance(x, numbers.Number)` true of a string; no registration can be taken back). The process ends after
-such a call, its reply sent (naming the libraries of HOLDING it first imported), and the run starts another for
-the next sample, which imports those libraries before its first call (`preload`): once per run, not per call. The four
-that cannot be listed are seen by wrapping their entry points before the benchmark's modules are imported (`Watch`):
-what a module does as it is imported (the scorers' modules, a library imported first in a call) is as the first
-call found it, in every process alike."""
+(`os.setuid`, `os.chroot`), the process forbidden to gain privileges (`PR_SET_NO_NEW_PRIVS`), run under a seccomp filter
+(`PR_SET_SECCOMP`: a call that forbade `mkdir` forbade it every later call) or forbidden writable and executable memory
+(`PR_SET_MDWE`), its capabilities changed (`PR_CAPBSET_DROP`) or its namespaces (`unshare`), a flag of
+`prctlstate.FLAGS` set past putting back (a security bit locked), a thread left running (it runs on in the later calls;
+not a thread of a pool the scorers' modules made as they were imported), a library holding state for every caller first
+imported in the call (numpy's generator seeded there: no state "as first found" to put back; HOLDING), an audit hook, a
+fork handler or a codec search function added or taken away (`sys.addaudithook`, `os.register_at_fork`,
+`codecs.register`, `codecs.unregister`, and `_codecs`' own, which they are: none can be listed), a class registered with
+an abstract base class (`numbers.Number.register(str)`: every later call's `isinstance(x, numbers.Number)` true of a
+string; no registration can be taken back). The process ends after such a call, its reply sent (naming the libraries of
+HOLDING it first imported), and the run starts another for the next sample, which imports those libraries before its
+first call (`preload`): once per run, not per call. The four that cannot be listed are seen by wrapping their entry
+points before the benchmark's modules are imported (`Watch`): what a module does as it is imported (the scorers'
+modules, a library imported first in a call) is as the first call found it, in every process alike."""
 
 from __future__ import annotations
 
