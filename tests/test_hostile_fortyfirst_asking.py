@@ -11,7 +11,7 @@
 3. a standard descriptor a scorer's call made not inherited (`os.set_inheritable(2, False)`) stayed so: every later
    call's subprocess started with it closed (`core.stdfds.statuses`)
 4. the process's OOM score adjustment a call raised (`/proc/self/oom_score_adj` written 1000) stayed so: the scorer
-   process the kernel's first pick when memory ran short, in every later call (`core.procfs.oom_score`)
+   process the kernel's first pick when memory ran short, in every later call (`core.procfs.WRITTEN`)
 5. the timer slack a call set (prctl's `PR_SET_TIMERSLACK`, 200 ms) delayed every later call's sleeps and timeouts (20
    sleeps of 0.1 ms took 4 s), and the I/O class it set (`IOPRIO_CLASS_IDLE`) starved every later call's disk reads:
    put back with the interpreter's other settings (`core.prctlstate`, `core.ioprio`); a call that forbade the process

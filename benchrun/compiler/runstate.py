@@ -26,8 +26,9 @@ from typing import Any, Callable, Iterator
 
 from benchrun.core.interrupts import handling_now
 from benchrun.core.ioprio import io_priority, put_back_io_priority
-from benchrun.core.prctlstate import put_back_timer_slack, timer_slack
-from benchrun.core.procfs import oom_score, put_back_oom_score
+from benchrun.core.memlock import memory_locked, put_back_memory_locked
+from benchrun.core.prctlstate import process_flags, put_back_process_flags, put_back_timer_slack, timer_slack
+from benchrun.core.procfs import put_back_written, written_settings
 from benchrun.core.scratch import remove_scratch, scratch_folder
 from benchrun.core.stdfds import put_back_statuses, statuses
 from benchrun.core.stdlibnames import put_back_standard, standard_now
@@ -52,6 +53,12 @@ def _standard_kept() -> Iterator[None]:
         yield
     finally:
         put_back_standard(found)
+
+
+def _put_back_group(found: int) -> None:
+    """The process in the process group `found` again, where it is still there to join."""
+    with contextlib.suppress(OSError):
+        os.setpgid(0, found)
 
 
 SETTINGS: tuple[tuple[Callable[[], Any], Callable[[Any], Any]], ...] = (
@@ -82,8 +89,9 @@ SETTINGS: tuple[tuple[Callable[[], Any], Callable[[Any], Any]], ...] = (
     *([(lambda: os.sched_getaffinity(0), lambda found: os.sched_setaffinity(0, found))]
       if hasattr(os, "sched_getaffinity") else []),
     *((lambda name=name: _stream(name), lambda found, name=name: _restream(name, *found))
-      for name in ("stdin", "stdout", "stderr")), (statuses, put_back_statuses), (oom_score, put_back_oom_score),
-    (timer_slack, put_back_timer_slack), (io_priority, put_back_io_priority))
+      for name in ("stdin", "stdout", "stderr")), (statuses, put_back_statuses), (written_settings, put_back_written),
+    (timer_slack, put_back_timer_slack), (process_flags, put_back_process_flags), (io_priority, put_back_io_priority),
+    (memory_locked, put_back_memory_locked), (os.getpgrp, _put_back_group))
 """The interpreter's settings a scorer may change for its own work, each read and set back (the scorer process's
 `_Found`), none of which may reach the calls after it, nor, changed by a benchmark's file as it is imported, the run
 (`_settings_kept`: `locale.setlocale(LC_ALL, 'de_DE.UTF-8')` rendered `{a:n}` in every later prompt `1.234.567`): a
@@ -112,8 +120,10 @@ call (`sys.breakpointhook`, `sys.displayhook`), the finders found for sys.path's
 benchmark's file that set one as it was imported made the run's own loop its policy's: one that failed to make one, a
 traceback; uvloop's, the run asked on uvloop), the standard descriptors, whether inherited, and their files' flags
 (`os.set_blocking(2, False)`: a later call's write past what the log's pipe held failed; `stdfds.statuses`), the
-process's OOM score adjustment (`procfs.oom_score`), its timer slack (`prctlstate.timer_slack`) and its I/O
-priority (`ioprio`).
+process's OOM score adjustment and core dump filter (`procfs.WRITTEN`), its timer slack (`prctlstate.timer_slack`),
+its flags and execution domain (`prctlstate.process_flags`), its I/O priority (`ioprio`) and its memory locked in RAM
+(`mlockall`: every later allocation locked; `memlock`), and its process group (`os.setpgid(0, 0)`: a group of its
+own, which the signals sent to the one it was in no longer reach).
 """
 
 

@@ -12,7 +12,13 @@ STATE, PARENT, STARTED = 0, 1, 19
 ENDED = ("Z", "X")
 """The states of a process that has ended: a zombie, its exit status not yet collected, and one being removed."""
 BOOT_ID = PROC / "sys/kernel/random/boot_id"
-OOM_SCORE = PROC / "self/oom_score_adj"
+WRITTEN = {PROC / "self/oom_score_adj": "", PROC / "self/coredump_filter": "0x"}
+"""The process's settings that its own /proc files hold, which its code may write: how much more readily the kernel
+ends it when memory runs short (-1000 to 1000: 1000 made it the kernel's first pick, a later call's ScorerProcessDied)
+and what of its memory a core dump holds (`coredump_filter`: 0 left later calls' dumps empty); each with what is
+written before what it says to set it again (the filter is read in hexadecimal, written as a C number: `00000033`
+is octal)."""
+STATUS = PROC / "self/status"
 
 
 def proc_text(path: Path | str) -> str:
@@ -33,7 +39,7 @@ def boot_id() -> str:
 def status_field(name: str) -> str | None:
     """The field `name` of this process's /proc/self/status (`Umask`: `0022`); None where /proc cannot say."""
     try:
-        lines = proc_text(PROC / "self" / "status").splitlines()
+        lines = proc_text(STATUS).splitlines()
     except OSError:
         return None
     return next((line.split(":", 1)[1].strip() for line in lines if line.startswith(f"{name}:")), None)
@@ -96,17 +102,22 @@ def kernel_devices() -> frozenset[int]:
     return frozenset(found)
 
 
-def oom_score() -> str | None:
-    """How much more readily the kernel ends this process when memory runs short (-1000 to 1000), as /proc says."""
+def written_settings() -> tuple[str | None, ...]:
+    """What the process's WRITTEN files of /proc say now (None for one /proc cannot say)."""
+    return tuple(_said(path) for path in WRITTEN)
+
+
+def _said(path: Path) -> str | None:
     try:
-        return proc_text(OOM_SCORE).strip()
+        return proc_text(path).strip()
     except OSError:
         return None
 
 
-def put_back_oom_score(found: str | None) -> None:
-    """The process's OOM score adjustment as `found` again where it changed (`/proc/self/oom_score_adj` written 1000:
-    the process the kernel ended first, a later call's ScorerProcessDied); any process may lower it back so far."""
-    if found is not None and oom_score() != found:
-        with contextlib.suppress(OSError):
-            OOM_SCORE.write_text(found)
+def put_back_written(found: tuple[str | None, ...]) -> None:
+    """Each of WRITTEN as `found` (`written_settings`) again where it changed; any process may lower its OOM score
+    adjustment back so far."""
+    for (path, prefix), was in zip(WRITTEN.items(), found):
+        if was is not None and _said(path) != was:
+            with contextlib.suppress(OSError):
+                path.write_text(f"{prefix}{was}")

@@ -21,6 +21,8 @@ import sysconfig
 import types
 from typing import Any, Mapping
 
+from benchrun.core.resources import demos_dir
+
 OWN_RULES = {"builtins": None, "sys": ("path", "meta_path", "path_hooks")}
 """Modules, or names of a module (None: all), put back by their own rules: the builtins (`put_back_names`, which takes
 away names a call added too), sys's lists (`compiler.runstate.SETTINGS`, which puts back what they list)."""
@@ -63,11 +65,14 @@ class Held:
         self.defaults = [_defaults(function) for function in self.functions]
 
 
+BENCHRUN = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 INSTALLED = tuple(dict.fromkeys(os.path.join(folder, "") for folder in (
-    sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"], site.getusersitepackages(),
-    os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
+    sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"], site.getusersitepackages(), BENCHRUN)))
 """The folders of the installed libraries' modules (the environment's and the user's site-packages) and of
 benchrun's own; the benchmark's own modules are in none of them, and what they hold is the scorers' own."""
+DEMOS = tuple(dict.fromkeys(os.path.join(folder, "") for folder in (os.path.join(BENCHRUN, "demos"), str(demos_dir()))))
+"""The shipped benchmarks' folder, inside benchrun's (as imported, and resolved): their modules are a benchmark's
+own, whose names are the scorers' own, as any other benchmark's are."""
 
 
 def standard_now() -> Held:
@@ -87,10 +92,11 @@ def standard_now() -> Held:
 
 def _kept(name: str, module: Any) -> bool:
     """Whether the module `name` is one whose names are put back: a standard module, an installed library's or
-    benchrun's."""
+    benchrun's (not a shipped benchmark's, DEMOS)."""
     if not isinstance(module, types.ModuleType):
         return False
-    return _standard(name) or str(getattr(module, "__file__", "")).startswith(INSTALLED)
+    file = str(getattr(module, "__file__", ""))
+    return _standard(name) or (file.startswith(INSTALLED) and not file.startswith(DEMOS))
 
 
 def _standard(name: str) -> bool:
@@ -133,11 +139,14 @@ def _contents(names: Names) -> list[tuple[Any, Any]]:
     return list(found.values())
 
 
-def put_back_standard(found: Held) -> None:
+def put_back_standard(found: Held, classes_as_found: bool = False) -> None:
     """Each module and class of `found` (`standard_now`) holding again each name it held then, the same object, and
     each list, dict or set holding what it held then; where one did not, codecs' cache is emptied too (a name
-    `encodings.aliases` gave, looked up, stayed cached)."""
+    `encodings.aliases` gave, looked up, stayed cached). `classes_as_found`: a name a class gained since is taken
+    away (`_take_gained`)."""
     for (owner, names, was), same in zip(found.names, _unchanged(*found.held_names)):
+        if not same and classes_as_found and isinstance(owner, type):
+            _take_gained(owner, names, was)
         if not same and not _holds(names, was):
             for name, value in was.items():
                 if names.get(name, _GONE) is not value:
@@ -149,6 +158,15 @@ def put_back_standard(found: Held) -> None:
         codecs.register(_none)  # unregistering a search function empties the cache (Python 3.10 and later)
         codecs.unregister(_none)
     _put_back_defaults(found)
+
+
+def _take_gained(cls: type, names: Mapping[str, Any], was: dict[str, Any]) -> None:
+    """Each name `cls` gained since it held `was` taken away (a module's are kept: its submodules, imported later): a
+    method or an accessor a scorer's call added (`pandas.api.extensions.register_dataframe_accessor("x")`: every
+    later call's registering it warned that it overrode one; `json.JSONEncoder.__eq__ = ...`: every later call's
+    encoders equal); a cache a class keeps of itself (`__slotnames__`) is made again as it is needed."""
+    for name in names.keys() - was.keys():
+        delattr(cls, name)
 
 
 def _defaults(function: types.FunctionType) -> tuple[Any, Any]:

@@ -5,7 +5,9 @@ representers and resolvers (`yaml.add_constructor("!x", ...)` on a loader: a lat
 with it; `add_implicit_resolver`: plain words read as another type), OmegaConf's resolvers (a call registering one had
 every later call's registering it refused, `ValueError: resolver 'x' is already registered`) and scipy.special's
 handling of errors (`scipy.special.seterr(all="raise")`: a later call's `gamma(0)` raised, where it gave inf). Each
-is compared before it is put back."""
+is compared before it is put back. pandas' options are read and set through its public `pandas.options` and
+`set_option`, PyYAML's tables are its classes' public attributes; OmegaConf offers no public way to list its resolvers
+or to register one as stored (`register_new_resolver` wraps what it is given), so its table is read itself."""
 
 from __future__ import annotations
 
@@ -24,8 +26,8 @@ Held = list[tuple[Callable[[Any], None], Any]]
 def held_now() -> Held:
     """A setter and the state now of each table an imported library holds (pandas' options, PyYAML's tables)."""
     found: Held = []
-    if (config := sys.modules.get("pandas._config.config")) is not None:
-        found.append((_put_back_options, _options(config._global_config)))
+    if (pandas := sys.modules.get("pandas")) is not None and hasattr(pandas, "options"):
+        found.append((_put_back_options, _options(pandas.options)))
     if "yaml" in sys.modules:
         found.append((_put_back_tables, _tables()))
     if (containers := sys.modules.get("omegaconf.basecontainer")) is not None:
@@ -43,26 +45,29 @@ def _put_back_resolvers(found: dict[str, Any]) -> None:
         refill(resolvers, found)  # in place: the class's name stays bound to the dict (`stdlibnames`)
 
 
-def _options(tree: dict[str, Any], prefix: str = "") -> dict[str, Any]:
-    """pandas' options by their full key (`display.precision`), read from its nested table of values."""
+def _options(options: Any, prefix: str = "") -> dict[str, Any]:
+    """pandas' options by their full key (`display.precision`), read through `pandas.options` (each group of keys an
+    object of its type, as `dir` lists them); reading a deprecated one warns, of nothing the call did."""
     found: dict[str, Any] = {}
-    for key, value in tree.items():
-        if isinstance(value, dict):
-            found.update(_options(value, f"{prefix}{key}."))
-        else:
-            found[f"{prefix}{key}"] = value
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for key in dir(options):
+            if isinstance(value := getattr(options, key), type(options)):
+                found.update(_options(value, f"{prefix}{key}."))
+            else:
+                found[f"{prefix}{key}"] = value
     return found
 
 
 def _put_back_options(found: dict[str, Any]) -> None:
     """Each pandas option a call changed set back through `pandas.set_option` (which runs the option's callback)."""
-    config = sys.modules["pandas._config.config"]
-    now = _options(config._global_config)
+    pandas = sys.modules["pandas"]
+    now = _options(pandas.options)
     changed = [(key, value) for key, value in found.items() if key not in now or not _same(now[key], value)]
     with warnings.catch_warnings():  # setting a deprecated option warns, where the call's change is put back
         warnings.simplefilter("ignore")
         for key, value in changed:
-            config.set_option(key, value)
+            pandas.set_option(key, value)
 
 
 def _same(now: Any, was: Any) -> bool:

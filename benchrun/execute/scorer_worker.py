@@ -1,11 +1,13 @@
 """The scorer process, `python -m benchrun.execute.scorer_worker`: scorers called one at a time, away from the run.
 
-Requests arrive on stdin as JSON lines. The first names the user's scorers: {name: [file, sha256, digests]} (benchrun's
-own are called in the run's process); each function, the file it is in and the benchmark's own modules that file imports
+Requests arrive on stdin as JSON lines. The first names the user's scorers and the libraries to import before the first
+call (`scorerleft.preload`): [{name: [file, sha256, digests]}, [library, ...]] (benchrun's own scorers are called in
+the run's process); each function, the file it is in and the benchmark's own modules that file imports
 must still hash as when the run imported them. Every later line is one call, [seq, name, response, reference], answered
 on the process's original stdout with one JSON line, [seq, metrics, null] or [seq, null, [type, message]] (and a fourth
-element saying why, where the call left the process changed past putting back, `scorerleft`: the process then ends, and
-the run starts another), read and written by a decoder and an encoder of the process's own (a scorer patching
+element saying why and a fifth naming the libraries it first imported, where the call left the process changed past
+putting back, `scorerleft`: the process then ends, and the run starts another, which imports them first), read and
+written by a decoder and an encoder of the process's own (a scorer patching
 `json.loads` does not reach them). Whatever user code raises (SystemExit and KeyboardInterrupt included) is that call's
 error; whatever it prints (file descriptors 1 and 2) goes to the original stderr, which the run reads into its log
 (bounded); a line it writes to the process's pipes (kept at 100 and above) is that call's error, a copy of the process
@@ -53,7 +55,7 @@ from benchrun.core.stdlibnames import put_back_standard, standard_now
 from benchrun.core.text import message_of, one_line
 from benchrun.execute import cenviron, libraryheld
 from benchrun.execute.proctree import reap_below
-from benchrun.execute.scorerleft import Left, Watch
+from benchrun.execute.scorerleft import Left, Watch, preload
 from benchrun.execute.scorerloop import Loops
 
 Scorer = Callable[[str, Any], Any]
@@ -73,10 +75,12 @@ def main() -> None:
     ignore_terminal_signals()
     watch = Watch()
     try:
-        scorers = load(_READ(calls.readline()))
+        named, imported = _READ(calls.readline())
+        scorers = load(named)
     except BenchrunError as err:
         _send(replies, {"error": str(err)})
         return
+    preload(imported)
     _send(replies, {"ready": True})
     found, left, pid = _Found(), Left(watch), os.getpid()
     for line in calls:
@@ -90,7 +94,7 @@ def main() -> None:
         found.put_back()
         why = "; ".join(filter(None, (left.why(), found.loops.why()))) or None
         try:
-            _send(replies, [seq, *result, *([why] if why else [])])
+            _send(replies, [seq, *result, *([why, left.imported()] if why else [])])
         except OSError as err:  # the scorer closed or took the pipe: its call is the one this process ends in
             sys.exit(f"scorer '{name}' closed the scorer process's reply pipe ({os_problem(err)}): the process "
                      "ends, and the run starts another")
@@ -177,7 +181,8 @@ class _Found:
             time.tzset()
         with contextlib.suppress(OSError):  # a directory the scorer removed: the calls after go on where they are
             os.chdir(self.cwd)
-        put_back_standard(self.standard_names)  # last: `time.tzname` as found once `time.tzset()` set the zone back
+        # last: `time.tzname` as found once `time.tzset()` set the zone back
+        put_back_standard(self.standard_names, classes_as_found=True)
 
 
 def _put_back_modules(found: dict[str, Any]) -> None:

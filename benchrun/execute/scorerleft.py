@@ -1,24 +1,29 @@
 """What a scorer's call can leave in the scorer process that the process cannot put back as the first call found it
 (`scorer_worker._Found` puts back the rest): a priority it lowered (`os.nice(19)`: every later call slowed, past
 scorer_timeout_s) or a scheduling policy it set (`os.SCHED_IDLE`), a user or root directory it changed as root
-(`os.setuid`, `os.chroot`), the process forbidden to gain privileges (`PR_SET_NO_NEW_PRIVS`), a thread left running
-(it runs on in the later calls; not a thread of a pool the scorers' modules made as they were imported), a library
-holding state for every caller first imported in the call (numpy's generator seeded there: no state "as first found"
-to put back; HOLDING), an audit hook, a fork handler or a codec search function added or taken away
-(`sys.addaudithook`, `os.register_at_fork`, `codecs.register`, `codecs.unregister`, and `_codecs`' own, which they
-are: none can be listed), a class registered with an abstract base class (`numbers.Number.register(str)`: every later
-call's `isinstance(x, numbers.Number)` true of a string; no registration can be taken back). The process ends after
-such a call, its reply sent, and the run starts another for the next sample. The four that cannot be listed are seen
-by wrapping their entry points before the benchmark's modules are imported (`Watch`): what a module does as it is
-imported (the scorers' modules, a library imported first in a call) is as the first call found it, in every process
-alike."""
+(`os.setuid`, `os.chroot`), the process forbidden to gain privileges (`PR_SET_NO_NEW_PRIVS`), run under a seccomp filter
+(`PR_SET_SECCOMP`: a call that forbade `mkdir` forbade it every later call) or forbidden writable and executable memory
+(`PR_SET_MDWE`), its capabilities changed (`PR_CAPBSET_DROP`) or its namespaces (`unshare`), a flag of
+`prctlstate.FLAGS` set past putting back (a security bit locked), a thread left running (it runs on in the later calls;
+not a thread of a pool the scorers' modules made as they were imported), a library holding state for every caller first
+imported in the call (numpy's generator seeded there: no state "as first found" to put back; HOLDING), an audit hook, a
+fork handler or a codec search function added or taken away (`sys.addaudithook`, `os.register_at_fork`,
+`codecs.register`, `codecs.unregister`, and `_codecs`' own, which they are: none can be listed), a class registered with
+an abstract base class (`numbers.Number.register(str)`: every later call's `isinstance(x, numbers.Number)` true of a
+string; no registration can be taken back). The process ends after such a call, its reply sent (naming the libraries of
+HOLDING it first imported), and the run starts another for the next sample, which imports those libraries before its
+first call (`preload`): once per run, not per call. The four that cannot be listed are seen by wrapping their entry
+points before the benchmark's modules are imported (`Watch`): what a module does as it is imported (the scorers'
+modules, a library imported first in a call) is as the first call found it, in every process alike."""
 
 from __future__ import annotations
 
 import _codecs
 import abc
 import codecs
+import contextlib
 import gc
+import importlib
 import os
 import posix
 import sys
@@ -26,12 +31,19 @@ import threading
 import time
 from typing import Any, Callable
 
-from benchrun.core.prctlstate import gains_no_privileges
+from benchrun.core.prctlstate import (
+    capabilities,
+    denies_write_exec,
+    gains_no_privileges,
+    process_flags,
+    seccomp_filters,
+)
 
 HOLDING = ("numpy", "pandas", "yaml", "omegaconf", "scipy.special")
 """Libraries holding state for every caller that `scorer_worker._held_by_libraries` puts back where they were
 imported before the first call."""
 TASKS = "/proc/self/task"
+NAMESPACES = "/proc/self/ns"
 SETTLE_S = 0.05
 """How long a thread the call joined is given to be gone from TASKS."""
 
@@ -80,6 +92,8 @@ class Left:
         self.priority, self.policy, self.threads, self.tasks = _priority(), _policy(), _threads(), _tasks()
         self.pools = _pools()
         self.identity, self.root, self.privileged = _identity(), _root(), gains_no_privileges()
+        self.filters, self.write_exec, self.capabilities = seccomp_filters(), denies_write_exec(), capabilities()
+        self.spaces, self.flags = _namespaces(), process_flags()
         self.holding = {name for name in HOLDING if name in sys.modules}
 
     def why(self) -> str | None:
@@ -98,13 +112,39 @@ class Left:
             said.append("changed the process's root directory (os.chroot)")
         if gains_no_privileges() != self.privileged:
             said.append("forbade the process to gain privileges (PR_SET_NO_NEW_PRIVS)")
+        if (filters := seccomp_filters()) != self.filters:
+            said.append(f"installed a seccomp filter (its Seccomp_filters {filters}, where they were "
+                        f"{self.filters or 0}): the system calls it forbids stay forbidden")
+        if denies_write_exec() != self.write_exec:
+            said.append("forbade the process to map memory both writable and executable (PR_SET_MDWE)")
+        if moved := sorted(name for name, space in _namespaces().items() if self.spaces.get(name) != space):
+            said.append(f"moved the process into new namespaces ({', '.join(moved)}: unshare, setns)")
+        if (flags := process_flags()) != self.flags:
+            said.append(f"set a process flag past putting back (prctl, personality: {flags}, where they were "
+                        f"{self.flags}: a security bit locked, say)")
+        if capabilities() != self.capabilities:
+            said.append("changed the process's capabilities (one dropped from its bounding or permitted set is gone "
+                        "for good)")
         pooled = {thread.ident or 0 for pool in self.pools for thread in list(pool._threads)} - self.threads
         # `_threads`: the executor lists its threads nowhere public
         if _threads() - self.threads - pooled or _settled_more(self.tasks, len(pooled)):
             said.append("left a thread running")
-        said += [f"first imported {name}, which holds state for every caller" for name in HOLDING
-                 if name not in self.holding and name in sys.modules]
+        said += [f"first imported {name}, which holds state for every caller" for name in self.imported()]
         return "; ".join(said) or None
+
+    def imported(self) -> list[str]:
+        """The libraries of HOLDING imported since the first call: the process that replaces this one imports them
+        before its first call (`preload`), so it ends for none of them."""
+        return [name for name in HOLDING if name not in self.holding and name in sys.modules]
+
+
+def preload(names: list[str]) -> None:
+    """Import `names` (of HOLDING) before the first call, as the process replaced imported them in its calls: what
+    the import sets is then as the first call finds it, and a call's importing them again changes nothing."""
+    for name in names:
+        if name in HOLDING:
+            with contextlib.suppress(Exception):  # one that cannot be imported now: the call that imports it says why
+                importlib.import_module(name)
 
 
 def _settled_more(tasks: int, pooled: int) -> bool:
@@ -155,6 +195,15 @@ def _root() -> tuple[int, int] | None:
     except OSError:
         return None
     return found.st_dev, found.st_ino
+
+
+def _namespaces() -> dict[str, str]:
+    """The namespaces the process is in, by kind (`net`: `net:[4026531840]`): one a call moved it into (`unshare`, as
+    root: a host name of its own, no network) no process can leave but into another it holds."""
+    try:
+        return {name: os.readlink(f"{NAMESPACES}/{name}") for name in os.listdir(NAMESPACES)}
+    except OSError:
+        return {}
 
 
 def _threads() -> set[int]:

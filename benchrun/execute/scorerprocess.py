@@ -30,6 +30,7 @@ from benchrun.core.runclock import RUN_CLOCK
 from benchrun.core.scratch import remove_scratch, scratch_folder
 from benchrun.core.text import CONTROL, one_line
 from benchrun.execute.proctree import end_tree
+from benchrun.execute.scorerleft import HOLDING
 
 Result = dict[str, Metric] | ErrorInfo
 SEND_BATCH, SEND_WITHIN_S = 64, 0.02
@@ -128,8 +129,10 @@ class ScorerProcess:
     """User scorers in a child process, called in order, each within `timeout_s` (see the module docstring)."""
 
     def __init__(self, scorers: dict[str, Scorer], log: Path, timeout_s: float):
-        self._setup = json.dumps({name: [inspect.getsourcefile(fn), source_sha256(fn), imported_as(fn)]
-                                  for name, fn in scorers.items()}).encode() + b"\n"
+        self._named = {name: [inspect.getsourcefile(fn), source_sha256(fn), imported_as(fn)]
+                       for name, fn in scorers.items()}
+        self._imported: dict[str, None] = {}
+        """The libraries a process's calls first imported, which each process started after imports first."""
         self.log, self.timeout_s, self._reply_bytes = log, timeout_s, reply_bytes(scorers)
         self._printed = _Printed(log)
         self._pending: OrderedDict[int, tuple[asyncio.Future[Result], bytes, str]] = OrderedDict()
@@ -152,7 +155,7 @@ class ScorerProcess:
     async def start(self) -> None:
         """Start the process (none when there is nothing to call). Its log is the run's own file, never written
         through a symbolic link (a resume's scorers printed through `benchrun.log` -> `~/.bashrc` into that file)."""
-        if self._setup != b"{}\n":
+        if self._named:
             own_file(self.log)
             RUN_CLOCK.now()  # its heartbeat's thread started here, where the system's refusal fails the run
             await self._spawn()
@@ -211,7 +214,8 @@ class ScorerProcess:
         except BaseException:
             remove_scratch(scratch)
             raise
-        self._pipe.transport.get_pipe_transport(0).write(self._setup)
+        setup = json.dumps([self._named, list(self._imported)]).encode() + b"\n"
+        self._pipe.transport.get_pipe_transport(0).write(setup)
         await self._started
 
     def _line(self, pipe: _Pipe, line: bytes) -> None:
@@ -231,6 +235,7 @@ class ScorerProcess:
             future.set_result(found if error is None else ErrorInfo(type=error[0], message=error[1]))
         self._since = RUN_CLOCK.now()
         if ending:  # the call left the process changed past putting back: it ends, and another takes the calls behind
+            self._imported.update(dict.fromkeys(ending[1]))
             self._retire()
 
     def _greeted(self, hello: dict[str, Any]) -> None:
@@ -336,14 +341,16 @@ def _reply_to(call: tuple[int, str] | None, message: Any) -> bool:
     """Whether `message` is what the scorer process writes in reply to `call` (its seq, the scorer it calls): `[seq,
     metrics, null]`, the metrics as `scoring.metrics` gives them for that scorer (at most MAX_METRICS, each named as
     that scorer's, of at most MAX_NAME characters after it and no control character, finite numbers within MAX_METRIC),
-    or `[seq, null, [type, message]]`; either with a fourth element, a text, where the call left the process changed
-    past putting back (`scorerleft`: the process ends after it). A line user code wrote to the reply pipe in that shape
+    or `[seq, null, [type, message]]`; either with a fourth element, a text, and a fifth, the libraries of HOLDING it
+    first imported, where the call left the process changed past putting back (`scorerleft`: the process ends after
+    it). A line user code wrote to the reply pipe in that shape
     (`[0, {"s": Infinity}, null]`) crashed the run summing an infinite score; one of 100,000 metrics grew the summary to
     16 MB."""
-    if not (isinstance(message, list) and len(message) in (3, 4) and call is not None and message[0] == call[0]):
+    if not (isinstance(message, list) and len(message) in (3, 5) and call is not None and message[0] == call[0]):
         return False
     _, found, error, *ending = message
-    if ending and not isinstance(ending[0], str):
+    if ending and not (isinstance(ending[0], str) and isinstance(ending[1], list)
+                       and all(name in HOLDING for name in ending[1])):
         return False
     if error is None:
         return isinstance(found, dict) and 0 < len(found) <= MAX_METRICS and all(
