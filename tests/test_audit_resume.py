@@ -13,10 +13,13 @@ from benchrun.core.errors import EXIT
 from benchrun.testing.lab import half_right, untimed_records, untimed_summary
 from benchrun.testing.ollama_server import FakeOllama
 from tests.helpers.archives import read_jsonl
-from tests.helpers.commands import make_run, run_benchrun
+from tests.helpers.commands import call_benchrun, make_run
 from tests.helpers.killed import KILLED_AT, N, killed_run, write_bench
 
 pytestmark = pytest.mark.slow
+# killed_run kills a real `python -m benchrun` with SIGKILL: that process stays; resume and verify run in this process.
+
+
 def test_resume_after_sigkill_asks_each_missing_sample_once(tmp_path):
     write_bench(tmp_path / "bench")
     with FakeOllama(responder=half_right, latency_s=0.05) as server:
@@ -26,7 +29,7 @@ def test_resume_after_sigkill_asks_each_missing_sample_once(tmp_path):
         assert before["status"] == "running"
         answered = {r["id"] for r in read_jsonl(run_dir / "responses.jsonl")}
         assert len(answered) == KILLED_AT
-        result = run_benchrun("resume", before["run_id"][:8], "--root", "outputs", cwd=tmp_path,
+        result = call_benchrun("resume", before["run_id"][:8], "--root", "outputs", cwd=tmp_path,
                               module="benchrun.audit")
         assert result.returncode == EXIT["ok"], result.stderr
         asked_after = {r["messages"][-1]["content"] for r in server.requests[asked_before:] if r["path"] == "/api/chat"}
@@ -59,13 +62,13 @@ def test_resume_refuses_changed_sources_unless_forced(tmp_path):
     with FakeOllama(responder=half_right, latency_s=0.05) as server:
         run_dir = killed_run(tmp_path, server)
         (bench / "custom_scorer.py").write_text((bench / "custom_scorer.py").read_text() + "\n# edited\n")
-        refused = run_benchrun("resume", str(run_dir), cwd=tmp_path, module="benchrun.audit")
+        refused = call_benchrun("resume", str(run_dir), cwd=tmp_path, module="benchrun.audit")
         assert refused.returncode == EXIT["archive"]
         assert refused.stderr == (
             "benchrun: error: the benchmark's sources changed since run "
             f"{json.loads((run_dir / 'run.json').read_text())['run_id']}: custom_scorer.py (changed); "
             "resume with --force to use them anyway (recorded in run.json)\n")
-        forced = run_benchrun("resume", str(run_dir), "--force", cwd=tmp_path, module="benchrun.audit")
+        forced = call_benchrun("resume", str(run_dir), "--force", cwd=tmp_path, module="benchrun.audit")
         assert forced.returncode == EXIT["ok"], forced.stderr
     [entry] = json.loads((run_dir / "run.json").read_text())["history"]
     assert (entry["forced"], entry["changed_sources"]) == (True, ["custom_scorer.py (changed)"])
@@ -79,7 +82,7 @@ def test_resume_cuts_off_half_written_lines_quietly(tmp_path):
             handle.write(b'{"id": "times7:a=59')
         with open(run_dir / "scores.jsonl", "ab") as handle:
             handle.write(b'{"id": "half')
-        result = run_benchrun("resume", str(run_dir), cwd=tmp_path, module="benchrun.audit")
+        result = call_benchrun("resume", str(run_dir), cwd=tmp_path, module="benchrun.audit")
         assert result.returncode == EXIT["ok"], result.stderr
     ids = [r["id"] for r in read_jsonl(run_dir / "responses.jsonl")]
     assert sorted(ids) == sorted(f"times7:a={a},b=7" for a in range(N))
@@ -100,7 +103,7 @@ def test_resume_cuts_off_the_score_lines_of_several_answers_written_together(tmp
         scores = [i for i, line in enumerate(digests) if line.startswith(b"s ")]
         (run_dir / "records.sha256").write_bytes(b"".join(d for i, d in enumerate(digests) if i not in scores[-4:]))
         cut = {line["id"] for line in read_jsonl(run_dir / "scores.jsonl")[len(scores) - 4:len(scores)]}
-        result = run_benchrun("resume", str(run_dir), cwd=tmp_path, module="benchrun.audit")
+        result = call_benchrun("resume", str(run_dir), cwd=tmp_path, module="benchrun.audit")
         assert result.returncode == EXIT["ok"], result.stderr
     [entry] = json.loads((run_dir / "run.json").read_text())["history"]
     assert (entry["tail_lines_cut"], entry["dropped_lines"], entry["problems"]) == ({"scores.jsonl": 4}, {}, [])
@@ -116,7 +119,7 @@ def test_resume_of_a_run_written_by_0_2_goes_on_in_lean_digest_lines(tmp_path):
     with FakeOllama(responder=half_right, latency_s=0.05) as server:
         run_dir = killed_run(tmp_path, server)
         old = digests_as_0_2(run_dir)
-        result = run_benchrun("resume", str(run_dir), cwd=tmp_path, module="benchrun.audit")
+        result = call_benchrun("resume", str(run_dir), cwd=tmp_path, module="benchrun.audit")
         assert result.returncode == EXIT["ok"], result.stderr
     lines = (run_dir / "records.sha256").read_bytes().splitlines(keepends=True)
     assert lines[:len(old)] == old and len(lines) == 3 * N
@@ -139,7 +142,7 @@ def digests_as_0_2(run_dir: Path) -> list[bytes]:
 
 
 def verify(run_dir: Path) -> subprocess.CompletedProcess:
-    return run_benchrun("verify", str(run_dir), cwd=run_dir, module="benchrun.audit")
+    return call_benchrun("verify", str(run_dir), cwd=run_dir, module="benchrun.audit")
 
 
 def test_resume_refuses_a_removed_line_and_force_regrades_its_sample(tmp_path):
@@ -152,14 +155,14 @@ def test_resume_refuses_a_removed_line_and_force_regrades_its_sample(tmp_path):
         first = json.loads(lines[0])
         assert first["scorer"] == "format_valid"
         (run_dir / "scores.jsonl").write_bytes(b"".join(lines[:1] + lines[2:]))
-        refused = run_benchrun("resume", str(run_dir), cwd=tmp_path, module="benchrun.audit")
+        refused = call_benchrun("resume", str(run_dir), cwd=tmp_path, module="benchrun.audit")
         assert refused.returncode == EXIT["archive"]
         assert refused.stderr.startswith(f"benchrun: error: in '{run_dir / 'scores.jsonl'}': line 2 is not the line "
                                          "written (")
         assert refused.stderr.endswith("the records are not what the run wrote; resume with --force to drop what "
                                        "does not belong (recorded in run.json)\n")
         assert json.loads((run_dir / "run.json").read_text())["status"] == "running"
-        forced = run_benchrun("resume", str(run_dir), "--force", cwd=tmp_path, module="benchrun.audit")
+        forced = call_benchrun("resume", str(run_dir), "--force", cwd=tmp_path, module="benchrun.audit")
         assert forced.returncode == EXIT["ok"], forced.stderr
     scores = read_jsonl(run_dir / "scores.jsonl")
     assert sorted(s["scorer"] for s in scores if s["id"] == first["id"]) == ["calculated_answer", "format_valid"]
@@ -172,7 +175,7 @@ def test_resume_refuses_a_removed_line_and_force_regrades_its_sample(tmp_path):
 
 def test_a_finished_run_has_nothing_to_resume(tmp_path):
     run_dir = make_run(tmp_path, "task=folderbench")
-    result = run_benchrun("resume", str(run_dir), cwd=tmp_path, module="benchrun.audit")
+    result = call_benchrun("resume", str(run_dir), cwd=tmp_path, module="benchrun.audit")
     run_id = json.loads((run_dir / "run.json").read_text())["run_id"]
     assert (result.returncode, result.stderr) == (
         EXIT["archive"], f"benchrun: error: in '{run_dir}': run {run_id} is completed; nothing to resume\n")

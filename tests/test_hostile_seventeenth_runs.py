@@ -70,7 +70,7 @@ from benchrun.testing.inprocess import child_env
 from benchrun.testing.lab import line_count, untimed_records
 from benchrun.testing.ollama_server import FakeOllama
 from tests.helpers.benchfiles import tasks_yml, write_bench
-from tests.helpers.commands import run_benchrun
+from tests.helpers.commands import call_benchrun, run_benchrun
 from tests.helpers.localsweeps import stopped_local_sweep
 from tests.helpers.slurmsweeps import interrupted_while_queued
 from tests.helpers.threadlimit import NO_THREAD, failed_for_a_thread, run_with_threads
@@ -84,6 +84,7 @@ TASK = {"name": "t", "template": "say {a}", "values": {"a": [1, 2]}, "reference"
 
 def run_of(root: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     """`python -m benchrun task.path=bench ARGS` in `root` against a fresh loopback Ollama, writing root/outputs."""
+    # a process: PYTHONOPTIMIZE is read by the interpreter as it starts
     with FakeOllama(models=["llama3.2"]) as server:
         return run_benchrun("task.path=bench", f"runner.host={server.url}", "cache=false", "outputs=outputs", *args,
                             cwd=root, env=env, timeout=300)
@@ -163,8 +164,8 @@ def test_slurm_jobs_that_would_all_end_as_they_start_or_be_lost_are_refused(tmp_
     """Jobs whose time is all warning, however given; jobs started without this process's environment; jobs whose
     files are outside the sweep's directory, where it finds them; sbatch told to answer otherwise than submitit reads."""
     given, line = given.format(tmp_path / "jobs"), line.format(tmp_path / "jobs")
-    done = run_benchrun("-m", "runner.model=llama3.2,gemma3", "hydra/launcher=slurm", *SLURM_NODE, given,
-                        "runner.host=http://127.0.0.1:9", "outputs=outputs", cwd=tmp_path, env=env)
+    done = call_benchrun("-m", "runner.model=llama3.2,gemma3", "hydra/launcher=slurm", *SLURM_NODE, given,
+                         "runner.host=http://127.0.0.1:9", "outputs=outputs", cwd=tmp_path, env=env)
     assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", f"benchrun: error: {line}\n")
     assert list(tmp_path.iterdir()) == []
 
@@ -181,9 +182,9 @@ def test_slurm_jobs_started_in_another_directory_are_refused(tmp_path, given, en
     elsewhere = tmp_path / "elsewhere"
     write_bench(elsewhere, {"tasks.yml": tasks_yml({**TASK, "template": "other {a}"})})
     write_bench(tmp_path / "here", {"tasks.yml": tasks_yml(TASK)})
-    done = run_benchrun("-m", "runner.model=llama3.2,gemma3", "hydra/launcher=slurm", *SLURM_NODE,
-                        given.format(elsewhere), "task.path=bench", "runner.host=http://127.0.0.1:9", "outputs=out",
-                        cwd=tmp_path / "here", env={name: value.format(elsewhere) for name, value in env.items()})
+    done = call_benchrun("-m", "runner.model=llama3.2,gemma3", "hydra/launcher=slurm", *SLURM_NODE,
+                         given.format(elsewhere), "task.path=bench", "runner.host=http://127.0.0.1:9", "outputs=out",
+                         cwd=tmp_path / "here", env={name: value.format(elsewhere) for name, value in env.items()})
     assert (done.returncode, done.stdout, done.stderr) == (
         EXIT["usage"], "", f"benchrun: error: {MOVED.format(said.format(elsewhere))}\n")
     assert sorted(path.name for path in tmp_path.rglob("*")) == ["bench", "bench", "elsewhere", "here", "tasks.yml",
@@ -207,8 +208,8 @@ def test_a_run_that_can_start_no_thread_is_one_line(tmp_path):
 
 @pytest.mark.parametrize("name", ["o%j", "o%%"])
 def test_a_slurm_sweep_directory_holding_a_percent_sign_is_refused(tmp_path, name):
-    done = run_benchrun("-m", "runner.model=llama3.2,gemma3", "hydra/launcher=slurm", *SLURM_NODE,
-                        "runner.host=http://127.0.0.1:9", f"outputs={tmp_path / name}", cwd=tmp_path)
+    done = call_benchrun("-m", "runner.model=llama3.2,gemma3", "hydra/launcher=slurm", *SLURM_NODE,
+                         "runner.host=http://127.0.0.1:9", f"outputs={tmp_path / name}", cwd=tmp_path)
     assert (done.returncode, done.stdout) == (EXIT["usage"], "")
     assert re.fullmatch(
         f"benchrun: error: hydra.sweep.dir={re.escape(str(tmp_path / name))}/[0-9-]+/[0-9.-]+_listbench_sweep: Slurm "

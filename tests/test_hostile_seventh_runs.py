@@ -104,7 +104,7 @@ def test_a_hang_up_is_an_interrupt_and_the_run_is_finished_by_resume(tmp_path):
         assert done.stderr.startswith(f"benchrun: error: interrupted by SIGHUP: run {run_id(run_dir)} is recorded as "
                                       "'interrupted' with 2 of 4 samples")
         assert json.loads((run_dir / "run.json").read_text())["status"] == "interrupted"
-        assert lab.audit("resume", str(run_dir)).returncode == EXIT["ok"]
+        assert lab.call("resume", str(run_dir), module="benchrun.audit").returncode == EXIT["ok"]
         assert lab.judge(Outcome("hang-up"), run_dir).lost == 0 and lab.verified(run_dir)
         assert [json.loads(line)["error"] for line in (run_dir / "scores.jsonl").read_text().splitlines()] == [None] * 8
 
@@ -214,7 +214,7 @@ def test_a_file_system_made_read_only_under_a_run_is_one_line_and_resume_finishe
             _, err = proc.communicate(timeout=60)
         assert (proc.returncode, err) == (EXIT["archive"],
                                           f"benchrun: error: read-only file system writing {run_dir}/.reserve\n")
-        assert lab.audit("resume", str(run_dir)).returncode == EXIT["ok"]
+        assert lab.call("resume", str(run_dir), module="benchrun.audit").returncode == EXIT["ok"]
         assert lab.judge(Outcome("read-only"), run_dir).lost == 0 and lab.verified(run_dir)
 
 
@@ -257,7 +257,7 @@ def test_a_sweep_whose_errors_go_to_a_reader_that_stopped_runs_every_job(tmp_pat
 def test_the_audit_commands_under_an_ascii_only_encoding_and_a_full_disk(tmp_path):
     write_bench(tmp_path, {"tasks.yml": unicode_task("say {a}")}, name="ub")
     with Lab(tmp_path, n=1, latency_s=0) as lab:
-        assert lab.run(*lab.args("task.path=ub")).returncode == EXIT["ok"]
+        assert lab.call(*lab.args("task.path=ub")).returncode == EXIT["ok"]
         [run] = lab.run_dirs()
 
         def audit(*args: str, stdout: int | IO[str] = subprocess.PIPE) -> subprocess.CompletedProcess:

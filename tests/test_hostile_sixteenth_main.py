@@ -59,7 +59,8 @@ from benchrun.core.errors import EXIT
 from benchrun.testing.inprocess import child_env
 from benchrun.testing.lab import Lab, wait_for
 from tests.helpers.archives import DEAD_WRITER, reseal, synthetic_run
-from tests.helpers.commands import audit, call_benchrun, run_in_process, squeezed
+from tests.helpers.auditcli import audit
+from tests.helpers.commands import call_benchrun, run_in_process, squeezed
 
 REMOTE = (f"its writer (pid {DEAD_WRITER['pid']} on host {DEAD_WRITER['host']} since {DEAD_WRITER['since']}) runs on "
           "another machine and still renews its lease on run.lock: this file system keeps each machine's locks to "
@@ -71,6 +72,11 @@ while True:
     time.sleep(0.5)
 """
 """A writer on another machine, as this one sees it: its lock unseen, its lease on run.lock renewed."""
+
+
+def lab_audit(lab: Lab, *args: str):
+    """`benchrun-audit ARGS` in the lab, called in this process."""
+    return lab.call(*args, module="benchrun.audit")
 
 
 def _mtime(path: Path) -> int:
@@ -124,7 +130,7 @@ def test_a_lease_that_stopped_moving_is_a_dead_writers_and_resume_finishes_the_r
         lock = run_dir / "run.lock"
         note = {**json.loads(lock.read_text()), "host": "gpu1"}  # killed a moment ago on another machine: its lease
         lock.write_text(json.dumps(note))  # not old yet, but no longer renewed
-        resumed = lab.audit("resume", str(run_dir))
+        resumed = lab_audit(lab, "resume", str(run_dir))
     assert resumed.returncode == EXIT["ok"], resumed.stderr
     info = json.loads((run_dir / "run.json").read_text())
     assert (info["status"], info["history"][-1]["stale_lock"]) == ("completed", note)
@@ -151,9 +157,9 @@ def test_a_run_past_the_file_size_limit_names_the_limit_and_a_resume_finishes_it
             "benchrun: error: file too large for this process's file-size limit (ulimit -f: 40000 bytes) writing "
             f"{run_dir / 'responses.jsonl'}\n"))
         assert json.loads((run_dir / "run.json").read_text())["status"] == "failed"
-        resumed = lab.audit("resume", str(run_dir))
+        resumed = lab_audit(lab, "resume", str(run_dir))
         assert resumed.returncode == EXIT["ok"], resumed.stderr
-        assert (lab.lines(run_dir), lab.audit("verify", str(run_dir)).stdout.splitlines()[-1]) == (120, "intact")
+        assert (lab.lines(run_dir), lab_audit(lab, "verify", str(run_dir)).stdout.splitlines()[-1]) == (120, "intact")
 
 
 @pytest.mark.slow
@@ -161,13 +167,13 @@ def test_a_run_whose_lock_was_deleted_under_its_writer_is_not_taken_over(tmp_pat
     with Lab(tmp_path, n=6) as lab:
         with lab.held_after(2, *lab.args()) as (proc, run_dir):
             (run_dir / "run.lock").unlink()
-            resumed = lab.audit("resume", str(run_dir))
-            verified = lab.audit("verify", str(run_dir))
-            retried = lab.audit("retry", str(run_dir))
+            resumed = lab_audit(lab, "resume", str(run_dir))
+            verified = lab_audit(lab, "verify", str(run_dir))
+            retried = lab_audit(lab, "retry", str(run_dir))
             assert not (run_dir / "run.lock").exists()
         _, err = proc.communicate(timeout=60)
         assert proc.returncode == EXIT["ok"], err
-        assert (lab.lines(run_dir), lab.audit("verify", str(run_dir)).stdout.splitlines()[-1]) == (6, "intact")
+        assert (lab.lines(run_dir), lab_audit(lab, "verify", str(run_dir)).stdout.splitlines()[-1]) == (6, "intact")
     assert (resumed.returncode, resumed.stderr) == (EXIT["archive"], (
         f"benchrun: error: in {str(run_dir)!r}: another process (pid {proc.pid}) is writing this run, though its "
         "run.lock was deleted (a cleanup of lock files?); wait for it to finish or stop it first\n"))

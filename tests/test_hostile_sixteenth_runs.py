@@ -69,7 +69,7 @@ from benchrun.testing.inprocess import child_env
 from benchrun.testing.lab import line_count, wait_for
 from benchrun.testing.ollama_server import FakeOllama
 from tests.helpers.benchfiles import tasks_yml, write_bench
-from tests.helpers.commands import run_benchrun, run_dir_of, sweep_dir_of
+from tests.helpers.commands import call_benchrun, run_benchrun, run_dir_of, sweep_dir_of
 
 pytestmark = pytest.mark.slow
 TASK = {"name": "t", "template": "say {a}", "values": {"a": [1, 2]}, "reference": ["1", "2"]}
@@ -82,6 +82,7 @@ HELPED = "import os\nimport sys\n\nsys.path.insert(0, os.path.dirname(__file__))
 
 def run_of(root: Path, *args: str) -> subprocess.CompletedProcess:
     """`python -m benchrun task.path=bench ARGS` in `root` against a fresh loopback Ollama, writing root/outputs."""
+    # a process: the benchmark's files import its own modules (sys.path, sys.modules), which would stay in this one
     with FakeOllama(models=["llama3.2"]) as server:
         return run_benchrun("task.path=bench", f"runner.host={server.url}", "cache=false", "outputs=outputs", *args,
                             cwd=root, timeout=300)
@@ -95,7 +96,7 @@ def test_two_benchmarks_helpers_in_one_process_are_each_their_own(tmp_path):
             "custom_scorer.py": f"{HELPED}from helpers import VALUE\n\n\ndef s(response, reference):\n    return VALUE\n",
             "custom_response.py": (f"{HELPED}from pydantic import BaseModel, Field\n\nfrom helpers import PATTERN\n\n\n"
                                    "class F(BaseModel):\n    answer: str = Field(pattern=PATTERN)\n")}, name)
-    with FakeOllama(models=["llama3.2"]) as server:
+    with FakeOllama(models=["llama3.2"]) as server:  # a process: as run_of
         done = run_benchrun("-m", f"task.path={tmp_path / 'A'},{tmp_path / 'B'}", f"runner.host={server.url}",
                             "cache=false", "outputs=outputs", cwd=tmp_path, timeout=300)
     assert done.returncode == EXIT["ok"], done.stderr
@@ -170,8 +171,8 @@ def test_a_slurm_job_whose_setup_fails_ends_the_sweep_in_one_line(tmp_path):
 
 
 def test_a_job_directory_that_names_no_job_is_refused_in_a_sweep_of_two(tmp_path):
-    done = run_benchrun("-m", "runner.model=llama3.2,gemma3", "hydra.sweep.subdir=same", "runner.host=http://127.0.0.1:9",
-                        "outputs=outputs", cwd=tmp_path)
+    done = call_benchrun("-m", "runner.model=llama3.2,gemma3", "hydra.sweep.subdir=same",
+                         "runner.host=http://127.0.0.1:9", "outputs=outputs", cwd=tmp_path)
     assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
         "benchrun: error: hydra.sweep.subdir=same: every job of the sweep would have this one directory, and a run "
         "directory holds one run (each job after the first refused there, the sweep summed up without it); leave "
@@ -180,8 +181,9 @@ def test_a_job_directory_that_names_no_job_is_refused_in_a_sweep_of_two(tmp_path
 
 
 def test_slurm_jobs_whose_time_is_all_warning_are_refused(tmp_path):
-    done = run_benchrun("-m", "runner.model=llama3.2,gemma3", "hydra/launcher=slurm", *SLURM_NODE,
-                        "hydra.launcher.timeout_min=1", "runner.host=http://127.0.0.1:9", "outputs=outputs", cwd=tmp_path)
+    done = call_benchrun("-m", "runner.model=llama3.2,gemma3", "hydra/launcher=slurm", *SLURM_NODE,
+                         "hydra.launcher.timeout_min=1", "runner.host=http://127.0.0.1:9", "outputs=outputs",
+                         cwd=tmp_path)
     assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
         "benchrun: error: hydra.launcher.timeout_min=1: Slurm warns a job hydra.launcher.signal_delay_s=120 seconds "
         "before its time is up, and a run ends at that warning (interrupted, to be resumed), so every job would stop "
@@ -249,14 +251,14 @@ def test_a_joblib_sweeps_workers_end_when_its_launching_process_is_killed(tmp_pa
 
 
 def test_a_glob_sweep_over_a_config_group_runs_a_job_per_preset(tmp_path):
-    done = run_benchrun("-m", "task=glob(*)", "dry_run=true", cwd=tmp_path)
+    done = call_benchrun("-m", "task=glob(*)", "dry_run=true", cwd=tmp_path)
     assert (done.returncode, done.stderr.count("error")) == (EXIT["ok"], 0), done.stderr
     assert [line.split(", ")[0] for line in done.stdout.splitlines() if "dry run: no model was called" in line] == [
         "1 task", "4 tasks"]  # folderbench, then listbench
 
 
 def test_an_interval_sweep_is_refused_naming_its_override(tmp_path):
-    done = run_benchrun("-m", "runner.options.temperature=interval(0,1)", "dry_run=true", cwd=tmp_path)
+    done = call_benchrun("-m", "runner.options.temperature=interval(0,1)", "dry_run=true", cwd=tmp_path)
     assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
         "benchrun: error: in 'config': runner.options.temperature=interval(0,1): an interval is sampled by an "
         "optimising sweeper (Optuna, Nevergrad), and a benchrun sweep lists its values: "
@@ -265,8 +267,9 @@ def test_an_interval_sweep_is_refused_naming_its_override(tmp_path):
 
 def test_more_joblib_workers_than_jobs_and_cpus_are_refused(tmp_path):
     cpus = os.cpu_count() or 1
-    done = run_benchrun("-m", "runner.model=llama3.2,gemma3", "hydra/launcher=joblib", f"hydra.launcher.n_jobs={cpus + 3}",
-                        "dry_run=true", cwd=tmp_path)  # a few more than allowed: without the check, only a few started
+    done = call_benchrun("-m", "runner.model=llama3.2,gemma3", "hydra/launcher=joblib",
+                         f"hydra.launcher.n_jobs={cpus + 3}", "dry_run=true",
+                         cwd=tmp_path)  # a few more than allowed: without the check, only a few started
     assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
         f"benchrun: error: hydra.launcher.n_jobs={cpus + 3}: joblib starts that many worker processes at once, and the "
         f"sweep has 2 jobs on {cpus} CPUs; give at most {max(2, cpus)} (or leave it out: one a CPU)\n"))
@@ -274,7 +277,7 @@ def test_more_joblib_workers_than_jobs_and_cpus_are_refused(tmp_path):
 
 @pytest.mark.parametrize("paths, first, second", [("v1/A,v2/A", "v1/A", "v2/A"), ("A,A/", "A", "A/")])
 def test_two_paths_of_one_label_in_a_sweep_are_refused(tmp_path, paths, first, second):
-    done = run_benchrun("-m", f"task.path={paths}", "runner.host=http://127.0.0.1:9", "outputs=outputs", cwd=tmp_path)
+    done = call_benchrun("-m", f"task.path={paths}", "runner.host=http://127.0.0.1:9", "outputs=outputs", cwd=tmp_path)
     assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
         f"benchrun: error: in 'config': task.path: the sweep lists {first!r} and {second!r}, whose jobs would both be "
         "labelled 'A' (a path by its last part), which the sweep's table, its report and its exports could not tell "

@@ -117,7 +117,7 @@ def test_ctrl_backslash_is_an_interrupt_and_the_run_is_finished_by_resume(tmp_pa
         assert done.stderr.startswith(f"benchrun: error: interrupted by SIGQUIT: run {run_id(run_dir)} is recorded as "
                                       "'interrupted' with 2 of 4 samples")
         assert json.loads((run_dir / "run.json").read_text())["status"] == "interrupted"
-        assert lab.audit("resume", str(run_dir)).returncode == EXIT["ok"]
+        assert lab.call("resume", str(run_dir), module="benchrun.audit").returncode == EXIT["ok"]
         assert lab.judge(Outcome("ctrl-backslash"), run_dir).lost == 0 and lab.verified(run_dir)
         assert [json.loads(line)["error"] for line in (run_dir / "scores.jsonl").read_text().splitlines()] == [None] * 8
 
@@ -133,10 +133,10 @@ def test_a_run_started_ignoring_sigquit_goes_on_through_it(tmp_path):
 def test_a_run_directory_longer_than_the_console_is_wide_is_printed_on_one_line(tmp_path):
     outputs = tmp_path / ("x" * 80) / ("y" * 80)
     with Lab(tmp_path, n=2, latency_s=0) as lab:
-        done = lab.run(*lab.args(outputs=outputs))
+        done = lab.call(*lab.args(outputs=outputs))
         [run_dir] = lab.run_dirs(outputs)
-        verified = lab.audit("verify", str(run_dir))
-        swept = lab.run("-m", *lab.args("runner.model=llama3.2,gone", outputs=outputs))
+        verified = lab.call("verify", str(run_dir), module="benchrun.audit")
+        swept = lab.call("-m", *lab.args("runner.model=llama3.2,gone", outputs=outputs))
     [sweep_dir] = [path for path in outputs.glob("*/*_sweep")]
     assert (done.returncode, done.stdout.splitlines()[-1]) == (EXIT["ok"], f"run directory: {run_dir}")
     assert verified.stdout.splitlines()[0] == f"verify {run_id(run_dir)}  {run_dir}"
@@ -214,7 +214,7 @@ def closed_stdout(lab: Lab, *args: str) -> subprocess.CompletedProcess:
 
 def test_an_export_to_a_closed_standard_output_says_so_in_one_line(tmp_path):
     with Lab(tmp_path, n=2, latency_s=0) as lab:
-        assert lab.run(*lab.args()).returncode == EXIT["ok"]
+        assert lab.call(*lab.args()).returncode == EXIT["ok"]
         [run_dir] = lab.run_dirs()
         lost = closed_stdout(lab, "export", str(run_dir))
         written = closed_stdout(lab, "export", str(run_dir), "--output", "x.csv")
@@ -281,8 +281,9 @@ def times7(response, values):
 def test_ctrl_c_while_rescore_grades_is_one_line_and_leaves_no_rescore(tmp_path):
     (tmp_path / "interrupting.py").write_text(INTERRUPTING_SCORER)
     with Lab(tmp_path, n=2, latency_s=0) as lab:
-        assert lab.run(*lab.args()).returncode == EXIT["ok"]
+        assert lab.call(*lab.args()).returncode == EXIT["ok"]
         [run_dir] = lab.run_dirs()
+        # a process: the scorer sends SIGINT to the rescore's own process
         done = lab.audit("rescore", str(run_dir), "--scorers", str(tmp_path / "interrupting.py"), "--only")
         assert (done.returncode, done.stderr) == (EXIT["interrupted"], "benchrun: error: interrupted by SIGINT\n")
         rescores = run_dir / "rescores"

@@ -180,6 +180,7 @@ def test_a_negative_seed_is_refused_naming_its_key(tmp_path, given, key, seed):
 ])
 def test_a_warning_of_hydra_is_one_line(tmp_path, given, said):
     write_bench(tmp_path, {"tasks.yml": tasks_yml(TASK)})
+    # a process: in-process, pytest's filterwarnings=error makes Hydra's warning an error (inprocess.cli keeps it)
     done = run_benchrun("task.path=bench", *given, "dry_run=true", cwd=tmp_path)
     assert done.stderr == said
 

@@ -61,7 +61,7 @@ from benchrun.testing.inprocess import child_env
 from benchrun.testing.lab import wait_for
 from benchrun.testing.ollama_server import FakeOllama
 from tests.helpers.answers import listbench_answer
-from tests.helpers.commands import make_run, run_benchrun
+from tests.helpers.commands import call_benchrun, make_run, run_benchrun
 
 WORKTREE = str(Path(__file__).resolve().parents[1])
 
@@ -111,11 +111,11 @@ def test_a_run_refused_as_its_job_starts_leaves_no_folder_it_made(tmp_path: Path
     its date folder but left `outputs/` (and any folder above it made for the run) behind, empty."""
     (tmp_path / "kept").mkdir()
     given = [] if outputs is None else [f"outputs={outputs}"]
-    result = run_benchrun("task=listbench", "runner.concurrency=-1", *given, cwd=tmp_path)
+    result = call_benchrun("task=listbench", "runner.concurrency=-1", *given, cwd=tmp_path)
     assert (result.returncode, result.stderr) == (
         EXIT["usage"], "benchrun: error: in 'config': runner.concurrency: -1 is out of bounds: give at least 1\n")
     assert sorted(os.listdir(tmp_path)) == ["kept"]
-    result = run_benchrun("task=listbench", "runner.concurrency=-1", "outputs=kept/a/b", cwd=tmp_path)
+    result = call_benchrun("task=listbench", "runner.concurrency=-1", "outputs=kept/a/b", cwd=tmp_path)
     assert result.returncode == EXIT["usage"]
     assert [sorted(os.listdir(tmp_path)), os.listdir(tmp_path / "kept")] == [["kept"], []]
 
@@ -234,8 +234,8 @@ def test_a_run_directory_with_a_pipe_or_link_where_hydra_writes_is_refused(tmp_p
     path.parent.mkdir(parents=True)
     (tmp_path / "victim").write_text("precious\n")
     os.mkfifo(path) if planted == "fifo" else path.symlink_to("../victim")
-    result = run_benchrun("task=listbench", "hydra.run.dir=d", "runner.host=http://127.0.0.1:9", f"dry_run={dry}",
-                          cwd=tmp_path, timeout=30)
+    result = call_benchrun("task=listbench", "hydra.run.dir=d", "runner.host=http://127.0.0.1:9", f"dry_run={dry}",
+                           cwd=tmp_path)
     assert (result.returncode, result.stderr) == (EXIT["usage"], (
         f"benchrun: error: in 'd/{name}': {said}; nothing was changed; pick a new directory (hydra.run.dir=...)\n"))
     assert (tmp_path / "victim").read_text() == "precious\n"
@@ -252,7 +252,8 @@ def test_a_file_of_the_working_directory_hiding_rich_is_named_by_benchrun_audit(
 
 
 def test_a_dry_run_refused_as_it_starts_leaves_no_folder_it_made(tmp_path: Path) -> None:
-    result = run_benchrun("task=listbench", "hydra.run.dir=q/r/s", "dry_run=true", "runner.concurrency=-1", cwd=tmp_path)
+    result = call_benchrun("task=listbench", "hydra.run.dir=q/r/s", "dry_run=true", "runner.concurrency=-1",
+                           cwd=tmp_path)
     assert (result.returncode, result.stderr) == (
         EXIT["usage"], "benchrun: error: in 'config': runner.concurrency: -1 is out of bounds: give at least 1\n")
     assert os.listdir(tmp_path) == []
