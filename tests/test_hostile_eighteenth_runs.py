@@ -95,7 +95,7 @@ def no_sbatch(root: Path) -> dict[str, str]:
 
 def test_a_dry_run_sweep_whose_benchmark_has_a_mistake_exits_as_a_failed_sweep(tmp_path):
     bad_bench(tmp_path)
-    done = run_benchrun("-m", "task.path=bench", "runner.model=llama3.2,gemma3", "dry_run=true", cwd=tmp_path)
+    done = call_benchrun("-m", "task.path=bench", "runner.model=llama3.2,gemma3", "dry_run=true", cwd=tmp_path)
     assert (done.returncode, done.stderr) == (EXIT["sweep_failed"], MISTAKE * 2)
     assert not (tmp_path / "outputs").exists()
 
@@ -103,24 +103,24 @@ def test_a_dry_run_sweep_whose_benchmark_has_a_mistake_exits_as_a_failed_sweep(t
 @pytest.mark.parametrize("launcher", [["hydra/launcher=slurm", *SLURM_NODE], ["hydra/launcher=submitit_local"]])
 def test_a_dry_run_of_a_submitit_sweep_prints_its_plans_here_and_submits_nothing(tmp_path, launcher):
     env = no_sbatch(tmp_path)
-    done = run_benchrun("-m", "task=folderbench", "runner.model=llama3.2,gemma3", *launcher, "dry_run=true",
-                        cwd=tmp_path, env=env)
+    done = call_benchrun("-m", "task=folderbench", "runner.model=llama3.2,gemma3", *launcher, "dry_run=true",
+                         cwd=tmp_path, env=env)
     assert done.returncode == EXIT["ok"], done.stderr
     assert "folderbench · ollama · llama3.2" in done.stdout and "folderbench · ollama · gemma3" in done.stdout
     assert len(set(manifest_ids(done.stdout))) == 2
     assert not (tmp_path / "submitted").exists()
     bad_bench(tmp_path)
-    done = run_benchrun("-m", "task.path=bench", "runner.model=llama3.2,gemma3", *launcher, "dry_run=true",
-                        cwd=tmp_path, env=env)
+    done = call_benchrun("-m", "task.path=bench", "runner.model=llama3.2,gemma3", *launcher, "dry_run=true",
+                         cwd=tmp_path, env=env)
     assert (done.returncode, done.stderr) == (EXIT["sweep_failed"], MISTAKE * 2)
     assert not (tmp_path / "submitted").exists() and not (tmp_path / "outputs").exists()
 
 
 def test_a_dry_run_of_a_slurm_sweep_refuses_the_options_its_launch_would(tmp_path):
     elsewhere = tmp_path / "elsewhere"
-    done = run_benchrun("-m", "runner.model=llama3.2,gemma3", "hydra/launcher=slurm", *SLURM_NODE,
-                        f"+hydra.launcher.additional_parameters.chdir={elsewhere}", "dry_run=true", cwd=tmp_path,
-                        env=no_sbatch(tmp_path))
+    done = call_benchrun("-m", "runner.model=llama3.2,gemma3", "hydra/launcher=slurm", *SLURM_NODE,
+                         f"+hydra.launcher.additional_parameters.chdir={elsewhere}", "dry_run=true", cwd=tmp_path,
+                         env=no_sbatch(tmp_path))
     assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
         f"benchrun: error: hydra.launcher.additional_parameters.chdir={elsewhere}: a job of the sweep would start in "
         "that directory, where its relative paths (task.path, outputs, runner_file) name other files than where the "
@@ -187,6 +187,7 @@ def test_a_dry_run_writes_through_no_link_planted_in_the_shared_temporary_direct
     for name in ("config.yaml", "hydra.yaml", "overrides.yaml"):
         (shared / "benchrun-dry-run" / ".hydra" / name).symlink_to(victim)
     for sweep in ([], ["-m", "runner.model=llama3.2,gemma3"]):
+        # a real process: TMPDIR is read once, at the interpreter's first temporary file (tempfile.gettempdir)
         done = run_benchrun(*sweep, "task=folderbench", "dry_run=true", cwd=tmp_path, env={"TMPDIR": str(shared)})
         assert done.returncode == EXIT["ok"], done.stderr
         assert victim.read_text() == "precious\n"
@@ -221,8 +222,8 @@ def test_a_dry_run_into_a_run_or_a_sweep_already_made_is_refused_and_changes_not
 def test_a_submitit_sweep_of_more_than_one_task_a_job_is_refused(tmp_path, launcher, given):
     bench = write_bench(tmp_path, {"tasks.yml": "- name: t\n  template: 'say {a}'\n  values: {a: [1]}\n"
                                                 "  reference: ['1']\n"})
-    done = run_benchrun("-m", f"task.path={bench}", "runner.model=llama3.2,gemma3", *launcher,
-                        "runner.host=http://127.0.0.1:9", "outputs=outputs", cwd=tmp_path, env=no_sbatch(tmp_path))
+    done = call_benchrun("-m", f"task.path={bench}", "runner.model=llama3.2,gemma3", *launcher,
+                         "runner.host=http://127.0.0.1:9", "outputs=outputs", cwd=tmp_path, env=no_sbatch(tmp_path))
     assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
         f"benchrun: error: {given}: every task of a job runs the whole job, so each run would be started that many "
         "times at once in its one directory (one asking, the others refused there); leave it out (one task a job)\n"))
@@ -251,7 +252,7 @@ def test_a_benchmark_file_that_starts_a_process_in_a_session_of_its_own_is_refus
                            "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)', "
                            f"'{marker}'], start_new_session=True)\n\n\ndef s(response, reference):\n    return 1\n"})
     try:
-        done = run_benchrun("task.path=bench", "runner.host=http://127.0.0.1:9", "outputs=outputs", cwd=tmp_path)
+        done = call_benchrun("task.path=bench", "runner.host=http://127.0.0.1:9", "outputs=outputs", cwd=tmp_path)
         left = processes_holding(marker)
     finally:
         for pid in processes_holding(marker):

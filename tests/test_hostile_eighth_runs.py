@@ -54,7 +54,7 @@ from benchrun.core.errors import EXIT
 from benchrun.testing.inprocess import child_env
 from benchrun.testing.lab import Lab
 from tests.helpers.benchfiles import task, tasks_yml, write_bench
-from tests.helpers.commands import call_benchrun, run_benchrun
+from tests.helpers.commands import call_benchrun
 
 pytestmark = pytest.mark.slow
 
@@ -70,7 +70,7 @@ REFUSED = ("put an API key in an environment variable and name it with runner.ap
 ])
 def test_an_override_reading_a_credential_through_oc_env_is_refused_before_hydra(tmp_path, args):
     env = {"MY_SECRET": SECRET, "ALIAS": SECRET}
-    done = run_benchrun(*args, f"outputs={tmp_path / 'out'}", cwd=tmp_path, env=env)
+    done = call_benchrun(*args, f"outputs={tmp_path / 'out'}", cwd=tmp_path, env=env)
     name = "ALIAS" if "ALIAS" in args[-1] else "MY_SECRET"
     assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
         f"benchrun: error: in 'config': task.name: secrets are never taken from the config, where they would be "
@@ -79,8 +79,8 @@ def test_an_override_reading_a_credential_through_oc_env_is_refused_before_hydra
 
 
 def test_a_sweep_directory_whose_name_would_hold_a_credential_is_never_made(tmp_path):
-    done = run_benchrun("-m", "task.name='${oc.env:${task.description}}'", "+task.description=MY_SECRET",
-                        "runner.model=a,b", f"outputs={tmp_path / 'out'}", cwd=tmp_path, env={"MY_SECRET": SECRET})
+    done = call_benchrun("-m", "task.name='${oc.env:${task.description}}'", "+task.description=MY_SECRET",
+                         "runner.model=a,b", f"outputs={tmp_path / 'out'}", cwd=tmp_path, env={"MY_SECRET": SECRET})
     assert (done.returncode, done.stderr) == (EXIT["usage"], (
         "benchrun: error: in 'config': task.name: secrets are never taken from the config, where they would be "
         "archived (an environment variable read by a name, or text resolved, that another interpolation makes "
@@ -200,7 +200,8 @@ def test_a_system_error_met_in_a_run_says_what_is_recorded_and_resume_finishes_i
         assert (done.returncode, done.stderr) == (EXIT["archive"], (
             f"benchrun: error: too many open files; run {run_id(run_dir)} is recorded as 'failed' with 0 of 3 samples "
             f"in {where}; finish it with: benchrun-audit resume {where}\n"))
-        assert lab.audit("resume", str(run_dir)).returncode == EXIT["ok"] and lab.verified(run_dir)
+        resumed = lab.call("resume", str(run_dir), module="benchrun.audit")
+        assert resumed.returncode == EXIT["ok"] and lab.verified(run_dir)
 
 
 def run_id(run_dir) -> str:

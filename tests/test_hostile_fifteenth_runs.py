@@ -53,7 +53,7 @@ from benchrun.testing.inprocess import child_env
 from benchrun.testing.lab import line_count, wait_for
 from benchrun.testing.ollama_server import FakeOllama
 from tests.helpers.benchfiles import tasks_yml, write_bench
-from tests.helpers.commands import run_benchrun, run_dir_of
+from tests.helpers.commands import call_benchrun, run_benchrun, run_dir_of
 from tests.helpers.slurmsweeps import interrupted_while_queued
 
 pytestmark = pytest.mark.slow
@@ -69,10 +69,11 @@ SCHEMA_CLASS = ("import os\nfrom pydantic import BaseModel\n\n\nclass F(BaseMode
                 "    @classmethod\n    def model_json_schema(cls, *args, **kwargs):\n")
 
 
-def dry_run(root: Path, files: dict[str, str]):
-    """A dry run, in a real process, of the benchmark `files` (with $OPENAI_API_KEY set)."""
+def dry_run(root: Path, files: dict[str, str], process: bool = False):
+    """A dry run of the benchmark `files` (with $OPENAI_API_KEY set), in this process or (`process`) a real one."""
     write_bench(root, files)
-    return run_benchrun("task.path=bench", "dry_run=true", cwd=root, env={"OPENAI_API_KEY": KEY})
+    command = run_benchrun if process else call_benchrun
+    return command("task.path=bench", "dry_run=true", cwd=root, env={"OPENAI_API_KEY": KEY})
 
 
 @pytest.mark.parametrize("body, line", [
@@ -85,8 +86,10 @@ def dry_run(root: Path, files: dict[str, str]):
     ("os.fork()\n        return {}", f"cannot import: {FORKS_REFUSED}"),
 ])
 def test_a_response_class_whose_schema_ends_exits_or_prints_is_one_line(tmp_path, body, line):
+    # a schema that ends or forks its process is given a real one: the test's own must not be the one that goes
     done = dry_run(tmp_path, {"tasks.yml": tasks_yml({**TASK, "format": "F"}),
-                              "custom_response.py": f"{SCHEMA_CLASS}        {body}\n"})
+                              "custom_response.py": f"{SCHEMA_CLASS}        {body}\n"},
+                   process=body.startswith(("os._exit", "os.fork")))
     assert (done.returncode, done.stdout, done.stderr) == (
         EXIT["usage"], "", f"benchrun: error: in 'custom_response.py': {line}\n")
 
@@ -95,7 +98,7 @@ def test_a_response_class_whose_schema_exits_leaves_no_run_running(tmp_path):
     """A run, not a dry run: its directory, claimed before the compile, says why it failed."""
     write_bench(tmp_path, {"tasks.yml": tasks_yml({**TASK, "format": "F"}),
                            "custom_response.py": f"{SCHEMA_CLASS}        raise SystemExit(0)\n"})
-    done = run_benchrun("task.path=bench", "runner.host=http://127.0.0.1:9", "outputs=outputs", cwd=tmp_path)
+    done = call_benchrun("task.path=bench", "runner.host=http://127.0.0.1:9", "outputs=outputs", cwd=tmp_path)
     assert (done.returncode, done.stderr) == (
         EXIT["usage"], "benchrun: error: in 'custom_response.py': format 'F' has no JSON schema: SystemExit: 0\n")
     [run_json] = (tmp_path / "outputs").glob("*/*/run.json")
@@ -116,6 +119,7 @@ FORKS = "import os\n\n\ndef s(response, reference):\n    return 1\n\n\n"
 
 def forking_run(root: Path, scorer_file: str):
     """A run of a benchmark whose custom_scorer.py is `scorer_file`, against a fresh loopback Ollama."""
+    # a real process: the file forks the process importing it, which must not be the test's own
     write_bench(root, {"tasks.yml": tasks_yml({**TASK, "scorer": "s"}), "custom_scorer.py": scorer_file})
     with FakeOllama(models=["llama3.2"]) as server:
         return run_benchrun("task.path=bench", f"runner.host={server.url}", "outputs=outputs", "cache=false",
@@ -166,7 +170,7 @@ def test_a_scheduler_signal_to_a_run_records_it_interrupted(tmp_path):
             run.kill()
         [run_dir] = outputs.glob("*/*")
         info = json.loads((run_dir / "run.json").read_text())
-        resumed = run_benchrun("resume", str(run_dir), cwd=tmp_path, module="benchrun.audit")
+        resumed = call_benchrun("resume", str(run_dir), cwd=tmp_path, module="benchrun.audit")
     assert run.returncode == EXIT["interrupted"], stderr
     assert stderr.startswith(f"benchrun: error: interrupted by SIGUSR1: run {info['run_id']} is recorded as "
                              "'interrupted' with "), stderr
@@ -246,7 +250,7 @@ def test_a_slurm_sweep_launched_from_inside_a_slurm_job_runs_its_jobs(tmp_path):
 def test_sweeper_params_on_the_command_line_are_one_line(tmp_path, override):
     """Hydra's `hydra.sweeper.params` (a sweep written as a mapping), which OmegaConf cannot merge into the basic
     sweeper's None: an AttributeError raised in OmegaConf's code, a traceback of forty lines (exit 1)."""
-    done = run_benchrun("-m", override, "runner.host=http://127.0.0.1:9", "outputs=outputs", cwd=tmp_path)
+    done = call_benchrun("-m", override, "runner.host=http://127.0.0.1:9", "outputs=outputs", cwd=tmp_path)
     assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
         "benchrun: error: Hydra could not go on: AttributeError: 'NoneType' object has no attribute 'get' (at "
         "hydra.sweeper.params)\n"))
@@ -257,7 +261,7 @@ def test_a_sweep_without_a_launcher_is_one_line_and_leaves_nothing(tmp_path):
     """`hydra.launcher=null`: benchrun's check read the launcher's target after it had claimed the sweep's directory,
     and failed there (`AttributeError: 'NoneType' object has no attribute 'get'`), leaving that directory with an empty
     multirun.yaml, which a later sweep into it was refused as holding a sweep."""
-    done = run_benchrun("-m", "hydra.launcher=null", "runner.host=http://127.0.0.1:9", "outputs=outputs", cwd=tmp_path)
+    done = call_benchrun("-m", "hydra.launcher=null", "runner.host=http://127.0.0.1:9", "outputs=outputs", cwd=tmp_path)
     assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
         "benchrun: error: Hydra could not go on: RuntimeError: Hydra launcher is not configured\n"))
     assert list(tmp_path.iterdir()) == []

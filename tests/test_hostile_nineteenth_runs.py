@@ -186,8 +186,7 @@ def test_a_benchmark_file_putting_its_folder_on_sys_path_lends_no_module_to_the_
     write_bench(tmp_path, {"tasks.yml": task, "helpers.py": "def x():\n    return 0.25\n", "custom_scorer.py":
                            f"import os\nimport sys\n\nsys.path.insert(0, os.path.dirname(__file__))\n{scorer}"}, name="a")
     write_bench(tmp_path, {"tasks.yml": task, "custom_scorer.py": scorer}, name="b")
-    done = subprocess.run([sys.executable, "-m", "benchrun", "-m", "task.path=a,b", "dry_run=true"], cwd=tmp_path,
-                          env=child_env(), capture_output=True, text=True, timeout=120)
+    done = call_benchrun("-m", "task.path=a,b", "dry_run=true", cwd=tmp_path)
     assert (done.returncode, done.stderr) == (EXIT["sweep_failed"], "benchrun: error: in 'custom_scorer.py': cannot "
                                               "import: ModuleNotFoundError: No module named 'helpers' (line 1)\n")
     assert len(re.findall("manifest id: ", done.stdout)) == 1
@@ -201,9 +200,8 @@ def test_a_benchmark_file_setting_a_variable_at_import_chooses_no_server_for_the
                                                                   f"'http://127.0.0.1:9'\n\n\n{scorer}"}, name="a")
     write_bench(tmp_path, {"tasks.yml": task, "custom_scorer.py": scorer}, name="b")
     with FakeOllama(models=["llama3.2"]) as server:
-        done = subprocess.run([sys.executable, "-m", "benchrun", "-m", "task.path=a,b", "outputs=outputs", "cache=false"],
-                              cwd=tmp_path, env=child_env({"OLLAMA_HOST": server.url}), capture_output=True, text=True,
-                              timeout=120)
+        done = call_benchrun("-m", "task.path=a,b", "outputs=outputs", "cache=false", cwd=tmp_path,
+                             env={"OLLAMA_HOST": server.url})
     assert done.returncode == EXIT["ok"], done.stderr
     [sweep_dir] = (tmp_path / "outputs").glob("*/*_sweep")
     assert [json.loads((sweep_dir / job / "run.json").read_text())["status"] for job in ("0_a", "1_b")] == [
@@ -216,7 +214,7 @@ def test_a_benchmark_file_replacing_print_at_import_silences_no_error_of_the_run
                                         "  scorer: s\n",
                            "custom_scorer.py": "import builtins\n\nbuiltins.print = lambda *args, **kwargs: None\n\n\n"
                                                "def s(response, reference):\n    return 1\n"})
-    done = run_benchrun("task.path=bench", "runner.host=http://127.0.0.1:9", "outputs=outputs", cwd=tmp_path)
+    done = call_benchrun("task.path=bench", "runner.host=http://127.0.0.1:9", "outputs=outputs", cwd=tmp_path)
     assert (done.returncode, done.stderr) == (EXIT["runner"], "benchrun: error: cannot reach Ollama at "
                                               "http://127.0.0.1:9 (ConnectionError); start it with `ollama serve`, or "
                                               "point runner.host at a running server\n")
@@ -231,7 +229,7 @@ def test_a_benchmark_file_bounding_its_own_work_at_import_bounds_no_run(tmp_path
     write_bench(tmp_path, {"tasks.yml": "- name: t\n  template: 'say {a}'\n  values: {a: [1, 2, 3]}\n"
                                         "  reference: ['1', '2', '3']\n  scorer: s\n",
                            "custom_scorer.py": f"{bounded}\n\ndef s(response, reference):\n    return 1\n"})
-    with FakeOllama(models=["llama3.2"]) as server:
+    with FakeOllama(models=["llama3.2"]) as server:  # a real process: its limits, and the stack depth it starts at
         done = run_benchrun("task.path=bench", f"runner.host={server.url}", "outputs=outputs", "cache=false",
                             cwd=tmp_path)
     assert (done.returncode, done.stderr) == (EXIT["ok"], "")
@@ -262,6 +260,7 @@ def test_a_dry_run_whose_config_is_refused_leaves_an_empty_temporary_directory(t
     """A dry run's run directory is its private one in $TMPDIR: taking it back took $TMPDIR too when that was empty (a
     Slurm job's own, a TMPDIR=~/tmp), and every later program's temporary file failed there."""
     (tmp_path / "tmp").mkdir()
+    # a real process: TMPDIR is read once, at the interpreter's first temporary file (tempfile.gettempdir)
     done = run_benchrun("dry_run=true", "runner.options.temperature=nan", cwd=tmp_path,
                         env={"TMPDIR": str(tmp_path / "tmp")})
     assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", NAN)

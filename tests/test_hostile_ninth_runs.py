@@ -70,7 +70,7 @@ KEY = "ol-0123456789abcdefghijKLMN"
 def test_a_key_written_to_the_descriptors_at_import_goes_masked_to_the_log(tmp_path, write):
     source = f"import os\nimport sys\n\n{write}\n\n\n{SCORER}"
     with Lab(tmp_path, n=2, latency_s=0, scorer=source) as lab:
-        done = run_benchrun(*lab.args(), cwd=tmp_path, env={"OLLAMA_API_KEY": KEY})
+        done = call_benchrun(*lab.args(), cwd=tmp_path, env={"OLLAMA_API_KEY": KEY})
         [run_dir] = lab.run_dirs()
     assert (done.returncode, done.stderr, KEY in done.stdout) == (EXIT["ok"], "", False)
     assert "custom_scorer.py printed while it was imported:\nthe key: ***\n" in (run_dir / "benchrun.log").read_text()
@@ -187,8 +187,8 @@ def test_a_sweep_over_benchmarks_keeps_every_job_in_its_one_directory(tmp_path, 
     ("hydra.launcher._target_=os.system", "RuntimeError: Invalid plugin 'os.system': not the hydra_plugins package"),
 ])
 def test_an_error_raised_in_hydras_own_code_is_one_line(tmp_path, override, said):
-    done = run_benchrun("-m", override, "runner.model=a,b", "runner.host=http://127.0.0.1:9", "outputs=out",
-                        cwd=tmp_path)
+    done = call_benchrun("-m", override, "runner.model=a,b", "runner.host=http://127.0.0.1:9", "outputs=out",
+                         cwd=tmp_path)
     assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
         f"benchrun: error: Hydra could not go on: {said}\n"))
     assert list(tmp_path.iterdir()) == []

@@ -125,7 +125,7 @@ def test_a_run_whose_lock_note_was_emptied_by_hand_goes_on_and_ends_intact(tmp_p
         with lab.held_after(2, *lab.args()) as (proc, run_dir):
             (run_dir / "run.lock").write_bytes(b"")
         _, err = proc.communicate(timeout=60)
-        verified = lab.audit("verify", str(run_dir))
+        verified = lab.call("verify", str(run_dir), module="benchrun.audit")
     assert (proc.returncode, verified.returncode, verified.stdout.splitlines()[-1]) == (0, 0, "intact"), err
 
 
@@ -294,7 +294,7 @@ def _leave_inodes(disk: Path, free: int) -> Path:
 def test_a_disk_out_of_inodes_before_the_run_began_is_said_so_in_one_line(tmp_path, few_inodes, free, at):
     _leave_inodes(few_inodes, free)
     with Lab(tmp_path, n=3) as lab:
-        done = lab.run(*lab.args(outputs=few_inodes / "out"))
+        done = lab.call(*lab.args(outputs=few_inodes / "out"))
     assert done.returncode == EXIT["archive"]
     assert re.fullmatch(f"benchrun: error: {re.escape(NO_INODES)}{at}\n", done.stderr), done.stderr
     assert list((few_inodes / "out").glob("*/*/run.json")) == []
@@ -304,13 +304,13 @@ def test_a_disk_out_of_inodes_before_the_run_began_is_said_so_in_one_line(tmp_pa
 def test_a_run_whose_record_file_found_no_inode_is_failed_and_resumed_once_inodes_are_freed(tmp_path, few_inodes):
     filler = _leave_inodes(few_inodes, 13)
     with Lab(tmp_path, n=3) as lab:
-        done = lab.run(*lab.args(outputs=few_inodes / "out"))
+        done = lab.call(*lab.args(outputs=few_inodes / "out"))
         [run_json] = (few_inodes / "out").glob("*/*/run.json")
         info = json.loads(run_json.read_text())
         summarised = (run_json.parent / "summary.json").exists()
         shutil.rmtree(filler)
-        resumed = lab.audit("resume", str(run_json.parent))
-        verified = lab.audit("verify", str(run_json.parent))
+        resumed = lab.call("resume", str(run_json.parent), module="benchrun.audit")
+        verified = lab.call("verify", str(run_json.parent), module="benchrun.audit")
     assert (done.returncode, done.stderr) == (EXIT["archive"], (
         f"benchrun: error: {NO_INODES} writing {run_json.parent / 'responses.jsonl'}\n"))
     assert (info["status"], info["files"], summarised) == ("failed", {}, False)

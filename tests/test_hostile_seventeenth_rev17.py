@@ -51,7 +51,7 @@ def test_a_live_runs_lock_saved_by_an_editor_with_a_newline_added_leaves_the_run
             with open(run_dir / "run.lock", "ab") as lock:
                 lock.write(b"\n")  # `:wq` in vim: the note and the newline vim ends each file with
         _, err = proc.communicate(timeout=60)
-        verified = lab.audit("verify", str(run_dir))
+        verified = lab.call("verify", str(run_dir), module="benchrun.audit")
     assert (proc.returncode, err, verified.stdout.splitlines()[-1]) == (0, "", "intact")
     assert (run_dir / "run.lock").read_bytes() == b""
 
@@ -97,7 +97,7 @@ def test_a_resume_whose_lock_note_was_emptied_by_hand_before_it_wrote_goes_on_an
         (run_dir / "run.lock").write_bytes(b"")
         answer.set()
         _, err = resume.communicate(timeout=60)
-        verified = lab.audit("verify", str(run_dir))
+        verified = lab.call("verify", str(run_dir), module="benchrun.audit")
     assert (resume.returncode, verified.stdout.splitlines()[-1], lab.lines(run_dir)) == (0, "intact", 4), err
     assert (run_dir / "run.lock").read_bytes() == b""
 
@@ -111,7 +111,7 @@ def test_a_live_runs_lock_saved_by_an_editor_as_a_new_file_is_locked_anew_and_em
             saved.write_bytes((run_dir / "run.lock").read_bytes() + b"\n")
             os.replace(saved, run_dir / "run.lock")  # vim's save (backupcopy=auto), `sed -i`: a new file in its place
             lab.wait_for(lambda: probe(run_dir / "run.lock").held)
-            resumed = lab.audit("resume", str(run_dir))
+            resumed = lab.call("resume", str(run_dir), module="benchrun.audit")
         _, err = proc.communicate(timeout=60)
     assert (resumed.returncode, resumed.stderr) == (EXIT["archive"], (
         f"benchrun: error: in {str(run_dir)!r}: another process is writing this run ({describe(note)}); wait for it "

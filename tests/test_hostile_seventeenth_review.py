@@ -74,7 +74,6 @@ from benchrun.compiler import plan
 from benchrun.compiler.scoring import exact_match
 from benchrun.core.errors import EXIT
 from benchrun.execute import proctree
-from benchrun.testing.inprocess import child_env
 from benchrun.testing.lab import Lab, wait_for
 from benchrun.testing.ollama_server import FakeOllama
 from tests.helpers.archives import read_jsonl
@@ -180,8 +179,7 @@ def test_a_helper_module_with_a_stale_bytecode_cache_scores_as_its_source_says(t
         found = helpers.stat()
         helpers.write_text(NEW)  # as long, and given the old time (within its second, or `cp -p`)
         os.utime(helpers, ns=(found.st_atime_ns, found.st_mtime_ns))
-        done = subprocess.run([sys.executable, "-m", "benchrun", *lab.args("task.path=.")], cwd=helpers.parent,
-                              env=child_env(), capture_output=True, text=True, timeout=120)
+        done = call_benchrun(*lab.args("task.path=."), cwd=helpers.parent)
     assert (done.returncode, done.stderr) == (EXIT["ok"], "")
     assert [s["metrics"] for s in read_jsonl(run_dir_of(done.stdout) / "scores.jsonl") if s["scorer"] == "helped"] == [
         {"helped": 0}, {"helped": 1}]
@@ -190,9 +188,9 @@ def test_a_helper_module_with_a_stale_bytecode_cache_scores_as_its_source_says(t
 @pytest.mark.slow
 def test_a_sweep_launched_with_a_launcher_pid_in_its_environment_runs_every_job(tmp_path):
     with FakeOllama(models=["llama3.2", "gemma3"]) as server:
-        done = run_benchrun("-m", "task.path=demo:listbench", f"runner.host={server.url}", "runner.model=llama3.2,gemma3",
-                            "cache=false", f"hydra.sweep.dir={tmp_path / 'sweep'}", cwd=tmp_path,
-                            env={"BENCHRUN_LAUNCHER_PID": "1"})
+        done = call_benchrun("-m", "task.path=demo:listbench", f"runner.host={server.url}",
+                             "runner.model=llama3.2,gemma3", "cache=false", f"hydra.sweep.dir={tmp_path / 'sweep'}",
+                             cwd=tmp_path, env={"BENCHRUN_LAUNCHER_PID": "1"})
     assert (done.returncode, done.stderr) == (EXIT["ok"], "")
     assert sorted(path.name for path in (tmp_path / "sweep").iterdir()) == [
         "0_llama3.2", "1_gemma3", "multirun.yaml", "sweep.json"]
@@ -260,8 +258,9 @@ def test_a_benchmark_module_imported_only_inside_a_scorer_function_is_refused(tm
     with Lab(tmp_path, n=2, latency_s=0, scorer=LAZY.replace("helpers import same", imported)) as lab:
         for name in ("helpers.py", "custom_response.py"):
             (tmp_path / "bench" / name).write_text(OLD)
-        done = subprocess.run([sys.executable, "-m", "benchrun", *lab.args("task.path=.")], cwd=tmp_path / "bench",
-                              env=child_env(), capture_output=True, text=True, timeout=120)
+        # a real process: `python -m` puts its working directory (the benchmark's) first on sys.path, which
+        # inprocess.cli does not, and the check looks for the module there
+        done = run_benchrun(*lab.args("task.path=."), cwd=tmp_path / "bench")
         asked = [request["path"] for request in lab.server.requests if request["path"].endswith("/chat")]
     assert (done.returncode, done.stderr, len(asked)) == ((EXIT["usage"], (
         "benchrun: error: in 'custom_scorer.py': 'helpers', a module of the benchmark, is imported inside a function "
@@ -295,8 +294,7 @@ def test_a_rescore_names_the_helper_module_its_scorers_were_made_of(tmp_path, mo
     with Lab(tmp_path, n=2, latency_s=0, scorer=HELPED) as lab:
         helpers = tmp_path / "bench" / "helpers.py"
         helpers.write_text(OLD)
-        done = subprocess.run([sys.executable, "-m", "benchrun", *lab.args("task.path=.")], cwd=helpers.parent,
-                              env=child_env(), capture_output=True, text=True, timeout=120)
+        done = call_benchrun(*lab.args("task.path=."), cwd=helpers.parent)
     scoring = rescore._judged_scores
 
     async def then_changed(*args, **kwargs):

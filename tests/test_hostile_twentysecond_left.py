@@ -64,8 +64,9 @@ from benchrun.testing.ollama_server import FakeOllama
 from benchrun.testing.openai_server import FakeOpenAI
 from tests.helpers.answers import listbench_answer
 from tests.helpers.archives import read_jsonl, replace_manifest, synthetic_run
+from tests.helpers.auditcli import audit
 from tests.helpers.benchfiles import write_bench
-from tests.helpers.commands import audit, call_benchrun, make_run, run_benchrun, run_dir_of
+from tests.helpers.commands import call_benchrun, make_run, run_benchrun, run_dir_of
 from tests.helpers.sqlitefile import sqlite_db
 
 
@@ -258,7 +259,7 @@ def test_a_scratch_folder_a_killed_process_left_is_removed_by_the_next_run(tmp_p
     live = Path(scratch.scratch_folder())  # this process's, alive
     older = temp / f"{scratch.PREFIX}q1w2e3r4"  # an older benchrun's: whose it is cannot be told
     older.mkdir()
-    with FakeOllama() as server:
+    with FakeOllama() as server:  # a real process: TMPDIR as it reads it, and its own first sweep of old folders
         done = run_benchrun(f"runner.host={server.url}", "cache=false", "task.only=[product]", "outputs=o", cwd=tmp_path,
                             env={"TMPDIR": str(temp)})
     assert done.returncode == EXIT["ok"], done.stderr
@@ -368,6 +369,7 @@ def test_a_dry_runs_folder_a_killed_dry_run_left_is_removed_by_the_next(tmp_path
                              "_dry_run_scratch; _dry_run_scratch('o'); os.kill(os.getpid(), signal.SIGKILL)"],
                             env=child_env({"TMPDIR": str(temp)}))
     assert killed.returncode == -9 and [path.name[:17] for path in temp.iterdir()] == ["benchrun-dry-run-"]
+    # a real process: TMPDIR is read once, at the interpreter's first temporary file (tempfile.gettempdir)
     done = run_benchrun("dry_run=true", cwd=tmp_path, env={"TMPDIR": str(temp)})
     assert (done.returncode, done.stderr) == (EXIT["ok"], "")
     assert list(temp.iterdir()) == []

@@ -49,7 +49,7 @@ from benchrun.testing.lab import wait_for
 from benchrun.testing.ollama_server import FakeOllama
 from benchrun.testing.small_disk import can_mount, read_only
 from tests.helpers.benchfiles import scorer, task, tasks_yml, write_bench
-from tests.helpers.commands import run_benchrun
+from tests.helpers.commands import call_benchrun
 
 HANGING = ("import glob, os, time\n"
            "if glob.glob(os.environ['HANG_WHEN']):\n"
@@ -79,7 +79,7 @@ def _sweep(root: Path, launcher: str, hang_when: str) -> Iterator[tuple[subproce
 
 
 def _resumed(root: Path, job: Path) -> tuple[int, str]:
-    done = run_benchrun("resume", str(job), cwd=root, module="benchrun.audit")
+    done = call_benchrun("resume", str(job), cwd=root, module="benchrun.audit")
     return done.returncode, done.stderr
 
 
@@ -121,7 +121,7 @@ def test_a_sweep_whose_launcher_lost_its_jobs_as_they_compiled_sends_them_to_be_
                         "them again\n"), err
     jobs = [sweep_dir / job for job in ("0_llama3.2", "1_gemma3")]
     assert [_resumed(tmp_path, job)[0] for job in jobs] == [EXIT["archive"]] * 2
-    verified = [run_benchrun("verify", str(job), cwd=tmp_path, module="benchrun.audit") for job in jobs]
+    verified = [call_benchrun("verify", str(job), cwd=tmp_path, module="benchrun.audit") for job in jobs]
     assert [(done.returncode, done.stdout.splitlines()[1], done.stdout.splitlines()[-1]) for done in verified] == [
         (EXIT["ok"], f"ok    run.json: matches its seal; keep the seal's sha256 elsewhere to prove this run later: "
                      f"{hashlib.sha256((job / 'seal.json').read_bytes()).hexdigest()}", "intact") for job in jobs]
