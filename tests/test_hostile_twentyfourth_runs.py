@@ -234,8 +234,10 @@ def test_a_run_directory_with_a_pipe_or_link_where_hydra_writes_is_refused(tmp_p
     path.parent.mkdir(parents=True)
     (tmp_path / "victim").write_text("precious\n")
     os.mkfifo(path) if planted == "fifo" else path.symlink_to("../victim")
-    result = call_benchrun("task=listbench", "hydra.run.dir=d", "runner.host=http://127.0.0.1:9", f"dry_run={dry}",
-                           cwd=tmp_path)
+    command = ("task=listbench", "hydra.run.dir=d", "runner.host=http://127.0.0.1:9", f"dry_run={dry}")
+    # a pipe in a process of its own, in a time limit: a run that opened it would wait for a reader for ever
+    result = run_benchrun(*command, cwd=tmp_path, timeout=30) if planted == "fifo" else call_benchrun(*command,
+                                                                                                     cwd=tmp_path)
     assert (result.returncode, result.stderr) == (EXIT["usage"], (
         f"benchrun: error: in 'd/{name}': {said}; nothing was changed; pick a new directory (hydra.run.dir=...)\n"))
     assert (tmp_path / "victim").read_text() == "precious\n"
