@@ -105,8 +105,10 @@ def test_a_real_writer_renews_its_lease_while_it_waits_on_the_model(tmp_path):
 def test_a_run_whose_writer_on_another_machine_renews_its_lease_is_not_taken_over(tmp_path):
     run_dir = synthetic_run(tmp_path / "run", [1, 0, 1], finish=False)
     records = (run_dir / "responses.jsonl").read_bytes()
+    os.utime(run_dir / "run.lock", ns=(0, 0))
     writer = subprocess.Popen([sys.executable, "-c", RENEWING, str(run_dir / "run.lock")])
     try:
+        wait_for(lambda: _mtime(run_dir / "run.lock") != 0, timeout=30)  # renewing, however slow its start
         resumed = audit(tmp_path, "resume", str(run_dir))
         verified = audit(tmp_path, "verify", str(run_dir))
     finally:
