@@ -200,8 +200,7 @@ PASTED = [  # where the key's value is given -> the file and key path named
 @pytest.mark.parametrize(("args", "key"), PASTED, ids=[row[1] + " " + row[0][-1][:20] for row in PASTED])
 def test_the_api_key_given_as_a_value_is_refused_before_anything_is_written(tmp_path, args, key):
     (tmp_path / "pasted.yml").write_text(f"runner_type: ollama\nmodel: {KEY}\n")
-    benchrun = run_benchrun if "-m" in args else call_benchrun
-    result = benchrun(*args, "dry_run=true", NO_SERVER, cwd=tmp_path, env={"OPENAI_API_KEY": KEY})
+    result = call_benchrun(*args, "dry_run=true", NO_SERVER, cwd=tmp_path, env={"OPENAI_API_KEY": KEY})
     assert (result.returncode, result.stderr, result.stdout) == (EXIT["usage"], (
         f"benchrun: error: in {key}: secrets are never taken from the config, where they would be archived "
         "(the value of $OPENAI_API_KEY); put an API key in an environment variable and name it with "
@@ -215,7 +214,7 @@ def test_the_api_key_given_as_a_value_is_refused_before_anything_is_written(tmp_
 ])
 def test_a_benchmark_holding_the_api_key_is_refused_without_naming_it(tmp_path, tasks, holder):
     """The manifest keeps the benchmark's text as written and is never masked: a key in it would be archived."""
-    result = run_benchrun("task.path=bench", NO_SERVER, f"outputs={tmp_path / 'outputs'}", cwd=write_bench(
+    result = call_benchrun("task.path=bench", NO_SERVER, f"outputs={tmp_path / 'outputs'}", cwd=write_bench(
         tmp_path, {"tasks.yml": tasks.replace("KEY", KEY)}).parent, env={"OPENAI_API_KEY": KEY})
     assert (result.returncode, result.stderr) == (EXIT["usage"], (
         f"benchrun: error: {holder} holds the value of $OPENAI_API_KEY, which the manifest would keep as written; "
