@@ -116,7 +116,7 @@ def test_a_retry_is_never_made_inside_another_runs_directory(tmp_path, inside):
         assert lab.call(*lab.args()).returncode == EXIT["ok"]
         [parent] = lab.run_dirs()
         before = snapshot(parent)
-        result = lab.audit("retry", str(parent), "--into", str(parent / inside))
+        result = lab.call("retry", str(parent), "--into", str(parent / inside), module="benchrun.audit")
     assert (result.returncode, result.stderr) == (EXIT["usage"], _inside(parent, parent / inside, "--into DIR"))
     assert snapshot(parent) == before
 
@@ -127,7 +127,7 @@ def test_a_retry_into_a_link_to_a_folder_of_a_run_is_refused(tmp_path):
     with Lab(tmp_path, n=5, responder=_FailsThree()) as lab:
         assert lab.call(*lab.args()).returncode == EXIT["ok"]
         [parent] = lab.run_dirs()
-        result = lab.audit("retry", str(parent), "--into", str(tmp_path / "link" / "x"))
+        result = lab.call("retry", str(parent), "--into", str(tmp_path / "link" / "x"), module="benchrun.audit")
     assert (result.returncode, result.stderr) == (EXIT["usage"],
                                                   _inside(run_dir, tmp_path / "link" / "x", "--into DIR"))
     assert not (run_dir / "x").exists()
@@ -246,7 +246,7 @@ def test_a_retry_records_its_parent_absolute_and_show_says_when_it_is_gone(tmp_p
         assert lab.call(*lab.args()).returncode == EXIT["ok"]
         [parent] = lab.run_dirs()
         given = parent.relative_to(tmp_path)
-        assert lab.audit("retry", str(given), "--into", "retried").returncode == EXIT["ok"]
+        assert lab.call("retry", str(given), "--into", "retried", module="benchrun.audit").returncode == EXIT["ok"]
     info = json.loads((tmp_path / "retried" / "run.json").read_text())
     assert info["parent"]["path"] == str(parent)
     parent.rename(tmp_path / "elsewhere")
@@ -314,7 +314,7 @@ def test_a_retry_of_a_retry_names_the_run_that_asked_each_answer(tmp_path):
         [first] = lab.run_dirs()
         for into in ("retry1", "retry2"):
             parent = first if into == "retry1" else tmp_path / "retry1"
-            assert lab.audit("retry", str(parent), "--into", into).returncode == EXIT["ok"]
+            assert lab.call("retry", str(parent), "--into", into, module="benchrun.audit").returncode == EXIT["ok"]
     ids = {path.name: json.loads((path / "run.json").read_text())["run_id"]
            for path in (first, tmp_path / "retry1", tmp_path / "retry2")}
     carried = [record["carried_from"] for record in read_jsonl(tmp_path / "retry2" / "responses.jsonl")]
