@@ -71,6 +71,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 from collections import Counter
 from pathlib import Path
@@ -163,28 +164,40 @@ def _two_names(path: Path) -> str:
             "the run with `cp -r` and use the copy\n")
 
 
-@pytest.mark.parametrize("command", ["resume", "rescore"])
-def test_a_run_copied_as_hard_links_is_never_written_through_them(tmp_path, command):
-    write_bench(tmp_path / "bench")
+@pytest.fixture(scope="module")
+def killed(tmp_path_factory):
+    """A run SIGKILLed mid-way (its benchmark beside it) and the server it asked, still up; tests copy the run."""
+    root = tmp_path_factory.mktemp("killed")
+    write_bench(root / "bench")
     with FakeOllama(responder=half_right) as server:
-        run_dir = killed_run(tmp_path, server)
-        copy = tmp_path / "copy"
-        subprocess.run(["cp", "-al", str(run_dir), str(copy)], check=True)
-        before = snapshot(copy)
-        result = audit(tmp_path, command, str(run_dir), *(["--host", server.url] if command == "resume" else []))
+        yield root, killed_run(root, server).relative_to(root), server
+
+
+def killed_copy(killed, tmp_path: Path) -> tuple[Path, FakeOllama]:
+    """A copy of the killed run (and its benchmark) in tmp_path: its run directory, and the server."""
+    root, run_dir, server = killed
+    shutil.copytree(root, tmp_path, dirs_exist_ok=True)
+    return tmp_path / run_dir, server
+
+
+@pytest.mark.parametrize("command", ["resume", "rescore"])
+def test_a_run_copied_as_hard_links_is_never_written_through_them(tmp_path, killed, command):
+    run_dir, server = killed_copy(killed, tmp_path)
+    copy = tmp_path / "copy"
+    subprocess.run(["cp", "-al", str(run_dir), str(copy)], check=True)
+    before = snapshot(copy)
+    result = audit(tmp_path, command, str(run_dir), *(["--host", server.url] if command == "resume" else []))
     assert (result.returncode, result.stderr) == (EXIT["archive"], _two_names(run_dir / "run.lock"))
     assert snapshot(copy) == before
 
 
-def test_a_record_file_of_two_names_is_not_cut_before_a_resume(tmp_path):
-    write_bench(tmp_path / "bench")
-    with FakeOllama(responder=half_right) as server:
-        run_dir = killed_run(tmp_path, server)
-        with open(run_dir / "scores.jsonl", "ab") as handle:
-            handle.write(b'{"id": "half')  # a tail the repair would cut
-        os.link(run_dir / "scores.jsonl", tmp_path / "kept.jsonl")
-        before = snapshot(run_dir)
-        result = audit(tmp_path, "resume", str(run_dir), "--host", server.url)
+def test_a_record_file_of_two_names_is_not_cut_before_a_resume(tmp_path, killed):
+    run_dir, server = killed_copy(killed, tmp_path)
+    with open(run_dir / "scores.jsonl", "ab") as handle:
+        handle.write(b'{"id": "half')  # a tail the repair would cut
+    os.link(run_dir / "scores.jsonl", tmp_path / "kept.jsonl")
+    before = snapshot(run_dir)
+    result = audit(tmp_path, "resume", str(run_dir), "--host", server.url)
     assert (result.returncode, result.stderr) == (EXIT["archive"], _two_names(run_dir / "scores.jsonl"))
     assert snapshot(run_dir) == before
     assert os.path.samefile(run_dir / "scores.jsonl", tmp_path / "kept.jsonl")
