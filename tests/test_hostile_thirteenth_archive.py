@@ -140,15 +140,28 @@ def _killed_sealing(lab: Lab) -> Path:
     return run_dir
 
 
-def test_a_run_killed_as_it_sealed_itself_is_sealed_by_resume_asking_nothing(tmp_path):
-    with Lab(tmp_path, n=4, latency_s=0) as lab:
-        run_dir = _killed_sealing(lab)
-        asked = len(lab.server.requests)
-        holder = json.loads((run_dir / "run.lock").read_text())
-        before = files_of(run_dir)
-        verified = audit(tmp_path, "verify", str(run_dir))
-        resumed = audit(tmp_path, "resume", str(run_dir))
-        assert len(lab.server.requests) == asked
+@pytest.fixture(scope="module")
+def killed_sealing(tmp_path_factory):
+    """A lab (its server up) and its run SIGKILLed as it sealed itself (`_killed_sealing`); tests copy the run."""
+    with Lab(tmp_path_factory.mktemp("sealing"), n=4, latency_s=0) as lab:
+        yield lab, _killed_sealing(lab)
+
+
+def sealing_copy(killed_sealing, tmp_path: Path) -> tuple[Lab, Path]:
+    """The lab and a copy of its run killed as it sealed itself, in tmp_path (the lab's benchmark beside it)."""
+    lab, run_dir = killed_sealing
+    shutil.copytree(lab.root, tmp_path, dirs_exist_ok=True)
+    return lab, tmp_path / run_dir.relative_to(lab.root)
+
+
+def test_a_run_killed_as_it_sealed_itself_is_sealed_by_resume_asking_nothing(tmp_path, killed_sealing):
+    lab, run_dir = sealing_copy(killed_sealing, tmp_path)
+    asked = len(lab.server.requests)
+    holder = json.loads((run_dir / "run.lock").read_text())
+    before = files_of(run_dir)
+    verified = audit(tmp_path, "verify", str(run_dir))
+    resumed = audit(tmp_path, "resume", str(run_dir))
+    assert len(lab.server.requests) == asked
     writer = f"pid {holder['pid']} on host {holder['host']} since {holder['since']}"
     assert (verified.returncode, verified.stdout.splitlines()[1]) == (EXIT["not_intact"], (
         "FAIL  seal.json: missing: the run ended (completed) but nothing covers run.json: its writer "
@@ -165,13 +178,12 @@ def test_a_run_killed_as_it_sealed_itself_is_sealed_by_resume_asking_nothing(tmp
     assert audit(tmp_path, "verify", str(run_dir)).returncode == EXIT["ok"]
 
 
-def test_a_run_killed_as_it_sealed_itself_then_edited_is_not_sealed(tmp_path):
-    with Lab(tmp_path, n=4, latency_s=0) as lab:
-        run_dir = _killed_sealing(lab)
-        scores = run_dir / "scores.jsonl"
-        scores.write_text(scores.read_text().replace('"times7":0', '"times7":1', 1))
-        before = files_of(run_dir)
-        resumed = audit(tmp_path, "resume", str(run_dir))
+def test_a_run_killed_as_it_sealed_itself_then_edited_is_not_sealed(tmp_path, killed_sealing):
+    _, run_dir = sealing_copy(killed_sealing, tmp_path)
+    scores = run_dir / "scores.jsonl"
+    scores.write_text(scores.read_text().replace('"times7":0', '"times7":1', 1))
+    before = files_of(run_dir)
+    resumed = audit(tmp_path, "resume", str(run_dir))
     run_id = json.loads(before["run.json"])["run_id"]
     assert (resumed.returncode, resumed.stderr) == (EXIT["archive"], (
         f"benchrun: error: in {str(run_dir)!r}: scores.jsonl: line 4 is not the line written: run {run_id} "
