@@ -42,6 +42,7 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import signal
 import stat
 import zlib
@@ -421,18 +422,28 @@ def test_an_openai_model_list_nested_too_deep_is_one_line(tmp_path):
         "than Python can follow); runner.base_url is the API root, usually ending in /v1\n"))
 
 
-@pytest.mark.parametrize(("command", "name"), [("rescore", "run.lock"), ("resume", "run.lock"),
-                                               ("resume", "responses.jsonl")])
-def test_a_run_file_that_is_a_link_out_of_the_run_is_never_written_through(tmp_path, command, name):
-    with Lab(tmp_path, n=6) as lab:
+@pytest.fixture(scope="module")
+def killed_after_three(tmp_path_factory):
+    """A lab (its server up) and its run SIGKILLed after 3 of 6 answers; tests copy the run."""
+    with Lab(tmp_path_factory.mktemp("killed"), n=6) as lab:
         with lab.held_after(3, *lab.args()) as (proc, run_dir):
             lab.stop(proc, signal.SIGKILL, Outcome("killed"))
-        victim = tmp_path / "precious"
-        victim.write_bytes((run_dir / name).read_bytes())
-        before = victim.read_bytes()
-        (run_dir / name).unlink()
-        (run_dir / name).symlink_to(victim)
-        result = lab.call(command, str(run_dir), module="benchrun.audit")
+        yield lab, run_dir
+
+
+@pytest.mark.parametrize(("command", "name"), [("rescore", "run.lock"), ("resume", "run.lock"),
+                                               ("resume", "responses.jsonl")])
+def test_a_run_file_that_is_a_link_out_of_the_run_is_never_written_through(tmp_path, killed_after_three, command,
+                                                                            name):
+    lab, killed = killed_after_three
+    shutil.copytree(lab.root, tmp_path, dirs_exist_ok=True)
+    run_dir = tmp_path / killed.relative_to(lab.root)
+    victim = tmp_path / "precious"
+    victim.write_bytes((run_dir / name).read_bytes())
+    before = victim.read_bytes()
+    (run_dir / name).unlink()
+    (run_dir / name).symlink_to(victim)
+    result = call_benchrun(command, str(run_dir), cwd=tmp_path, module="benchrun.audit")
     assert (result.returncode, result.stderr) == (EXIT["archive"], (
         f"benchrun: error: in '{run_dir / name}': a symbolic link (to {victim}), where the run's own file belongs; "
         "benchrun never writes through one: put the file itself there\n"))
