@@ -34,7 +34,6 @@ What held is in the pass's note.
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -184,28 +183,13 @@ def test_a_partial_merge_finished_by_resume_says_its_missing_shard_was_asked_sin
 
 # -- the counts of a run that did not end ----------------------------------------------------------------------------
 
-@pytest.fixture(scope="module")
-def killed(tmp_path_factory) -> tuple[Path, Path]:
-    """A run SIGKILLed after KILLED_AT answers, its benchmark beside it: the folder holding both, and the run's
-    directory in it; tests copy it (`killed_copy`)."""
-    root = tmp_path_factory.mktemp("killed")
-    write_killed_bench(root / "bench")
-    with FakeOllama() as server:
-        return root, killed_run(root, server).relative_to(root)
-
-
-def killed_copy(killed: tuple[Path, Path], tmp_path: Path) -> Path:
-    """A copy of the killed run (and its benchmark) in tmp_path: its run directory."""
-    root, run_dir = killed
-    shutil.copytree(root, tmp_path, dirs_exist_ok=True)
-    return tmp_path / run_dir
-
-
 @pytest.mark.slow
-def test_show_and_report_count_a_killed_runs_records(tmp_path, killed):
+def test_show_and_report_count_a_killed_runs_records(tmp_path):
     """A run SIGKILLed after 10 answers: show `counts 0/60 samples, 0 request errors, …` (run.json's, written as it
     started) beside metrics tallied from its 10 answers; the report the same."""
-    run_dir = killed_copy(killed, tmp_path)
+    write_killed_bench(tmp_path / "bench")
+    with FakeOllama() as server:
+        run_dir = killed_run(tmp_path, server)
     assert json.loads((run_dir / "run.json").read_text())["counts"]["responses"] == 0
     assert row(tmp_path, run_dir, "counts") == f"{KILLED_AT}/60 samples, 0 request errors, 0 scorer errors, 0 invalid formats"
     page = audit(tmp_path, "report", str(run_dir), "--output", str(tmp_path / "report.html"))
@@ -215,11 +199,13 @@ def test_show_and_report_count_a_killed_runs_records(tmp_path, killed):
 
 
 @pytest.mark.slow
-def test_a_killed_resume_on_another_model_says_which_model_answered_what(tmp_path, killed):
+def test_a_killed_resume_on_another_model_says_which_model_answered_what(tmp_path):
     """A killed run resumed with --force on the model pulled again (another digest), that resume killed after 3
     answers: show named the new digest as the run's model and said nothing of two models (the session's answers were
     counted from run.json's counts, those of the resume's start): 13 answers given to one model."""
-    run_dir = killed_copy(killed, tmp_path)
+    write_killed_bench(tmp_path / "bench")
+    with FakeOllama() as server:
+        run_dir = killed_run(tmp_path, server)
     with FakeOllama(digests={"llama3.2": "ab" * 32}) as other, holding_answers(other, after=3) as hold:
         resume = subprocess.Popen([sys.executable, "-m", "benchrun.audit", "resume", str(run_dir), "--force",
                                    "--host", other.url], cwd=tmp_path, env=child_env(None),
