@@ -19,7 +19,7 @@ from benchrun.core.errors import EXIT, ArchiveError, BenchrunError
 from benchrun.core.resources import demos_dir
 from benchrun.testing.ollama_server import ChatRequest, Reply, fake_digest
 from tests.helpers.answers import listbench_answer
-from tests.helpers.commands import make_run, run_benchrun
+from tests.helpers.commands import call_benchrun, make_run
 
 PRODUCT = re.compile(r"(?:find|compute) the product of (\d+) and (\d+)")
 
@@ -166,13 +166,13 @@ def test_sweep_directory_expands_to_its_jobs(runs):
 
 @pytest.mark.slow
 def test_cli_table_and_json(runs, tmp_path):
-    result = run_benchrun("compare", str(runs["sweep"]), cwd=tmp_path, module="benchrun.audit")
+    result = call_benchrun("compare", str(runs["sweep"]), cwd=tmp_path, module="benchrun.audit")
     assert result.returncode == EXIT["ok"], result.stderr
     assert 'config runner.model: "llama3.2" -> "gemma3"' in result.stdout
     assert re.search(r"│ product\s+│ calculated_answer\s+│ 3 │\s+0\.667 │\s+0\.667 │\s+\+0\.000 │", result.stdout)
 
-    result = run_benchrun("compare", str(runs["base"]), str(runs["changed"]), "--json", cwd=tmp_path,
-                          module="benchrun.audit")
+    result = call_benchrun("compare", str(runs["base"]), str(runs["changed"]), "--json", cwd=tmp_path,
+                           module="benchrun.audit")
     assert result.returncode == EXIT["ok"], result.stderr
     data = json.loads(result.stdout)
     assert data["method"]["seed"] == significance.SEED
@@ -181,7 +181,7 @@ def test_cli_table_and_json(runs, tmp_path):
     assert (line["b"], line["c"], line["p_value"]) == (1, 3, 0.625)
     assert data["comparisons"][0]["inputs"]["config"]["changed"] == {"runner.options.temperature": [0, 0.7]}
 
-    result = run_benchrun("compare", str(runs["base"]), str(runs["changed"]), cwd=tmp_path, module="benchrun.audit")
+    result = call_benchrun("compare", str(runs["base"]), str(runs["changed"]), cwd=tmp_path, module="benchrun.audit")
     assert "flipped product_combination calculated_answer: b=1 (0->1), c=3 (1->0)" in result.stdout
     assert "  1->0 (product_combination:a=3,b=3, product_combination:a=3,b=4, product_combination:a=3,b=5)" \
         in result.stdout
@@ -190,10 +190,10 @@ def test_cli_table_and_json(runs, tmp_path):
 
 @pytest.mark.slow
 def test_cli_errors_are_one_line(runs, tmp_path):
-    result = run_benchrun("compare", str(runs["base"]), cwd=tmp_path, module="benchrun.audit")
+    result = call_benchrun("compare", str(runs["base"]), cwd=tmp_path, module="benchrun.audit")
     assert (result.returncode, result.stderr) == (
         EXIT["usage"], "benchrun: error: compare needs at least two runs (got 1); a sweep directory gives its jobs\n")
-    result = run_benchrun("compare", str(runs["base"]), str(tmp_path), cwd=tmp_path, module="benchrun.audit")
+    result = call_benchrun("compare", str(runs["base"]), str(tmp_path), cwd=tmp_path, module="benchrun.audit")
     assert result.returncode == EXIT["archive"]
     assert result.stderr.count("\n") == 1 and "neither a run nor a sweep directory" in result.stderr
 
@@ -201,7 +201,7 @@ def test_cli_errors_are_one_line(runs, tmp_path):
 @pytest.mark.slow
 def test_a_misspelt_metric_is_refused_in_one_line(runs, tmp_path):
     both = str(runs["base"]), str(runs["changed"])
-    result = run_benchrun("compare", *both, "--metric", "calculated_answr", cwd=tmp_path, module="benchrun.audit")
+    result = call_benchrun("compare", *both, "--metric", "calculated_answr", cwd=tmp_path, module="benchrun.audit")
     assert (result.returncode, result.stdout, result.stderr) == (2, "", (
         "benchrun: error: no metric 'calculated_answr' in any of the 2 runs (metrics: add_justify, calculated_answer, "
         "check_name_dir.direction, check_name_dir.name, contains, format_valid)\n"))

@@ -1,4 +1,4 @@
-"""`list` and `show` (and the 95% intervals) against runs made by real `python -m benchrun` subprocesses."""
+"""`list` and `show` (and the 95% intervals) against real runs made by `python -m benchrun` (called in this process)."""
 
 from __future__ import annotations
 
@@ -22,7 +22,8 @@ from benchrun.core.recordvalues import moment_at
 from benchrun.testing.ollama_server import fake_digest
 from tests.helpers.answers import BROKEN, LISTBENCH_SUMMARY, broken_answer
 from tests.helpers.archives import synthetic_run
-from tests.helpers.commands import audit, make_run
+from tests.helpers.auditcli import audit
+from tests.helpers.commands import make_run
 
 Z = 1.959963984540054
 """The 0.975 quantile of the standard normal distribution."""

@@ -24,7 +24,8 @@ from benchrun.audit.verify import Finding, verify_run
 from benchrun.core.errors import EXIT, BenchrunError, TaskError
 from benchrun.core.resources import demos_dir
 from tests.helpers.archives import read_jsonl, reseal, summary_of
-from tests.helpers.commands import audit, make_run
+from tests.helpers.auditcli import audit
+from tests.helpers.commands import make_run
 
 ORIGINALS = ("run.json", "manifest.json", "config.yaml", "responses.jsonl", "scores.jsonl", "summary.json")
 NEW_JUSTIFY = """def add_justify(response,values):

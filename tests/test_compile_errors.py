@@ -351,7 +351,7 @@ def test_command_line_missing_task_path(tmp_path):
 @pytest.mark.parametrize(("args", "env"), [([], {"HYDRA_FULL_ERROR": "1"}), (["--verbose"], {})])
 def test_full_traceback_on_request(tmp_path, args, env):
     write_bench(tmp_path, {"tasks.yml": tasks_yml(task(scorrer="contains"))})
-    result = run_benchrun("dry_run=true", "task.path=bench", *args, cwd=tmp_path, env=env)
+    result = call_benchrun("dry_run=true", "task.path=bench", *args, cwd=tmp_path, env=env)
     assert result.returncode == 1  # Hydra's own exit code for an exception it re-raises
     assert "Traceback (most recent call last):" in result.stderr
     assert result.stderr.rstrip().splitlines()[-1] == (

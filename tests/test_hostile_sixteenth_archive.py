@@ -164,6 +164,7 @@ def test_a_rescore_says_which_modules_its_scorers_imported(tmp_path):
     sha = {text: hashlib.sha256(text.encode()).hexdigest() for text in (SAME, "def same(a, b):\n    return 1\n")}
 
     def rescored(number: str) -> tuple[list[str], list[dict]]:
+        # a real process each: in one process, helpers.py stays imported as the first rescore read it (usercode.LOADED)
         done = subprocess.run([sys.executable, "-m", "benchrun.audit", "rescore", str(run_dir)], cwd=bench,
                               env=child_env(), capture_output=True, text=True, timeout=120)
         assert (done.returncode, done.stderr) == (EXIT["ok"], "")

@@ -71,6 +71,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 from collections import Counter
 from pathlib import Path
@@ -110,24 +111,37 @@ class _FailsThree:
         return Reply(status=400, error="cannot") if req.prompt.split()[4] == "3" else half_right(req)
 
 
-@pytest.mark.parametrize("inside", ["x", "rescores/y", ".hydra/z", "x/y"])
-def test_a_retry_is_never_made_inside_another_runs_directory(tmp_path, inside):
-    with Lab(tmp_path, n=5, responder=_FailsThree()) as lab:
+@pytest.fixture(scope="module")
+def failed_three(tmp_path_factory):
+    """A lab whose server cannot answer sample a=3 (still up, for retries) and its run of 5 samples, ended
+    completed_with_errors; tests copy the run (`failed_copy`)."""
+    with Lab(tmp_path_factory.mktemp("failed"), n=5, responder=_FailsThree()) as lab:
         assert lab.call(*lab.args()).returncode == EXIT["ok"]
-        [parent] = lab.run_dirs()
-        before = snapshot(parent)
-        result = lab.audit("retry", str(parent), "--into", str(parent / inside))
+        [run_dir] = lab.run_dirs()
+        yield lab, run_dir
+
+
+def failed_copy(failed_three, tmp_path: Path) -> Path:
+    """A copy of the lab's run that failed sample a=3 (and its benchmark) in tmp_path: its run directory."""
+    lab, run_dir = failed_three
+    shutil.copytree(lab.root, tmp_path, dirs_exist_ok=True)
+    return tmp_path / run_dir.relative_to(lab.root)
+
+
+@pytest.mark.parametrize("inside", ["x", "rescores/y", ".hydra/z", "x/y"])
+def test_a_retry_is_never_made_inside_another_runs_directory(tmp_path, failed_three, inside):
+    parent = failed_copy(failed_three, tmp_path)
+    before = snapshot(parent)
+    result = audit(tmp_path, "retry", str(parent), "--into", str(parent / inside))
     assert (result.returncode, result.stderr) == (EXIT["usage"], _inside(parent, parent / inside, "--into DIR"))
     assert snapshot(parent) == before
 
 
-def test_a_retry_into_a_link_to_a_folder_of_a_run_is_refused(tmp_path):
+def test_a_retry_into_a_link_to_a_folder_of_a_run_is_refused(tmp_path, failed_three):
     run_dir = synthetic_run(tmp_path / "run", [1])
     (tmp_path / "link").symlink_to(run_dir)
-    with Lab(tmp_path, n=5, responder=_FailsThree()) as lab:
-        assert lab.call(*lab.args()).returncode == EXIT["ok"]
-        [parent] = lab.run_dirs()
-        result = lab.audit("retry", str(parent), "--into", str(tmp_path / "link" / "x"))
+    parent = failed_copy(failed_three, tmp_path)
+    result = audit(tmp_path, "retry", str(parent), "--into", str(tmp_path / "link" / "x"))
     assert (result.returncode, result.stderr) == (EXIT["usage"],
                                                   _inside(run_dir, tmp_path / "link" / "x", "--into DIR"))
     assert not (run_dir / "x").exists()
@@ -163,28 +177,40 @@ def _two_names(path: Path) -> str:
             "the run with `cp -r` and use the copy\n")
 
 
-@pytest.mark.parametrize("command", ["resume", "rescore"])
-def test_a_run_copied_as_hard_links_is_never_written_through_them(tmp_path, command):
-    write_bench(tmp_path / "bench")
+@pytest.fixture(scope="module")
+def killed(tmp_path_factory):
+    """A run SIGKILLed mid-way (its benchmark beside it) and the server it asked, still up; tests copy the run."""
+    root = tmp_path_factory.mktemp("killed")
+    write_bench(root / "bench")
     with FakeOllama(responder=half_right) as server:
-        run_dir = killed_run(tmp_path, server)
-        copy = tmp_path / "copy"
-        subprocess.run(["cp", "-al", str(run_dir), str(copy)], check=True)
-        before = snapshot(copy)
-        result = audit(tmp_path, command, str(run_dir), *(["--host", server.url] if command == "resume" else []))
+        yield root, killed_run(root, server).relative_to(root), server
+
+
+def killed_copy(killed, tmp_path: Path) -> tuple[Path, FakeOllama]:
+    """A copy of the killed run (and its benchmark) in tmp_path: its run directory, and the server."""
+    root, run_dir, server = killed
+    shutil.copytree(root, tmp_path, dirs_exist_ok=True)
+    return tmp_path / run_dir, server
+
+
+@pytest.mark.parametrize("command", ["resume", "rescore"])
+def test_a_run_copied_as_hard_links_is_never_written_through_them(tmp_path, killed, command):
+    run_dir, server = killed_copy(killed, tmp_path)
+    copy = tmp_path / "copy"
+    subprocess.run(["cp", "-al", str(run_dir), str(copy)], check=True)
+    before = snapshot(copy)
+    result = audit(tmp_path, command, str(run_dir), *(["--host", server.url] if command == "resume" else []))
     assert (result.returncode, result.stderr) == (EXIT["archive"], _two_names(run_dir / "run.lock"))
     assert snapshot(copy) == before
 
 
-def test_a_record_file_of_two_names_is_not_cut_before_a_resume(tmp_path):
-    write_bench(tmp_path / "bench")
-    with FakeOllama(responder=half_right) as server:
-        run_dir = killed_run(tmp_path, server)
-        with open(run_dir / "scores.jsonl", "ab") as handle:
-            handle.write(b'{"id": "half')  # a tail the repair would cut
-        os.link(run_dir / "scores.jsonl", tmp_path / "kept.jsonl")
-        before = snapshot(run_dir)
-        result = audit(tmp_path, "resume", str(run_dir), "--host", server.url)
+def test_a_record_file_of_two_names_is_not_cut_before_a_resume(tmp_path, killed):
+    run_dir, server = killed_copy(killed, tmp_path)
+    with open(run_dir / "scores.jsonl", "ab") as handle:
+        handle.write(b'{"id": "half')  # a tail the repair would cut
+    os.link(run_dir / "scores.jsonl", tmp_path / "kept.jsonl")
+    before = snapshot(run_dir)
+    result = audit(tmp_path, "resume", str(run_dir), "--host", server.url)
     assert (result.returncode, result.stderr) == (EXIT["archive"], _two_names(run_dir / "scores.jsonl"))
     assert snapshot(run_dir) == before
     assert os.path.samefile(run_dir / "scores.jsonl", tmp_path / "kept.jsonl")
@@ -241,12 +267,10 @@ def _row(stdout: str, key: str) -> str:
     return " ".join(line.strip() for line in [lines[start][len(key):], *lines[start + 1:end]])
 
 
-def test_a_retry_records_its_parent_absolute_and_show_says_when_it_is_gone(tmp_path):
-    with Lab(tmp_path, n=5, responder=_FailsThree()) as lab:
-        assert lab.call(*lab.args()).returncode == EXIT["ok"]
-        [parent] = lab.run_dirs()
-        given = parent.relative_to(tmp_path)
-        assert lab.audit("retry", str(given), "--into", "retried").returncode == EXIT["ok"]
+def test_a_retry_records_its_parent_absolute_and_show_says_when_it_is_gone(tmp_path, failed_three):
+    parent = failed_copy(failed_three, tmp_path)
+    given = parent.relative_to(tmp_path)
+    assert audit(tmp_path, "retry", str(given), "--into", "retried").returncode == EXIT["ok"]
     info = json.loads((tmp_path / "retried" / "run.json").read_text())
     assert info["parent"]["path"] == str(parent)
     parent.rename(tmp_path / "elsewhere")
@@ -308,13 +332,11 @@ def test_a_run_edited_as_well_as_made_crlf_is_changed(tmp_path):
     assert line.startswith("FAIL  config.yaml: changed since the run finished: sha256 ") and CONVERTED not in line
 
 
-def test_a_retry_of_a_retry_names_the_run_that_asked_each_answer(tmp_path):
-    with Lab(tmp_path, n=5, responder=_FailsThree()) as lab:
-        assert lab.call(*lab.args()).returncode == EXIT["ok"]
-        [first] = lab.run_dirs()
-        for into in ("retry1", "retry2"):
-            parent = first if into == "retry1" else tmp_path / "retry1"
-            assert lab.audit("retry", str(parent), "--into", into).returncode == EXIT["ok"]
+def test_a_retry_of_a_retry_names_the_run_that_asked_each_answer(tmp_path, failed_three):
+    first = failed_copy(failed_three, tmp_path)
+    for into in ("retry1", "retry2"):
+        parent = first if into == "retry1" else tmp_path / "retry1"
+        assert audit(tmp_path, "retry", str(parent), "--into", into).returncode == EXIT["ok"]
     ids = {path.name: json.loads((path / "run.json").read_text())["run_id"]
            for path in (first, tmp_path / "retry1", tmp_path / "retry2")}
     carried = [record["carried_from"] for record in read_jsonl(tmp_path / "retry2" / "responses.jsonl")]

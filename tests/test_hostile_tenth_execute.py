@@ -85,7 +85,7 @@ from benchrun.testing.openai_server import FakeOpenAI
 from tests.helpers.answers import odd_one
 from tests.helpers.archives import read_jsonl
 from tests.helpers.benchfiles import write_bench
-from tests.helpers.commands import call_benchrun, run_benchrun
+from tests.helpers.commands import call_benchrun
 from tests.helpers.judges import TASKS, answer
 from tests.helpers.wire import ANSWER, asking, listed, records, wire
 
@@ -98,7 +98,7 @@ KEY = "k" * 24 + "é"
                                  {"OLLAMA_HOST": "x:99999"}, {"OLLAMA_HOST": "[::1"}, {"OLLAMA_API_KEY": KEY}])
 def test_the_official_clients_environment_ends_no_run_of_another_runner(tmp_path, env):
     with Lab(tmp_path, n=2) as lab, FakeOpenAI(models=["m"]) as openai:
-        result = run_benchrun(*asking(lab, openai, "openai"), cwd=tmp_path, env=env)
+        result = call_benchrun(*asking(lab, openai, "openai"), cwd=tmp_path, env=env)
         assert (result.returncode, result.stderr) == (EXIT["ok"], "")
         assert [r["id"] for r in records(lab)] == ["times7:a=0", "times7:a=1"]
 
@@ -107,14 +107,14 @@ def test_the_official_clients_environment_ends_no_run_of_another_runner(tmp_path
                                  {"https_proxy": "ftp://x"}])
 def test_a_proxy_in_the_environment_neither_ends_nor_carries_an_ollama_run(tmp_path, env):
     with Lab(tmp_path, n=2) as lab:
-        result = run_benchrun(*lab.args(), cwd=tmp_path, env=env)
+        result = call_benchrun(*lab.args(), cwd=tmp_path, env=env)
         assert (result.returncode, result.stderr) == (EXIT["ok"], "")
         assert [r["text"] for r in records(lab)] == ['{"answer": 0}', '{"answer": 0}']
 
 
 def test_an_ollama_key_beyond_ascii_is_named_not_a_traceback(tmp_path):
     with Lab(tmp_path, n=2) as lab:
-        result = run_benchrun(*lab.args(), cwd=tmp_path, env={"OLLAMA_API_KEY": KEY})
+        result = call_benchrun(*lab.args(), cwd=tmp_path, env={"OLLAMA_API_KEY": KEY})
     assert (result.returncode, result.stderr) == (EXIT["usage"], (
         "benchrun: error: $OLLAMA_API_KEY holds a key with the character U+00E9 at character 25 of 25, which no API "
         "key holds (a key is sent in an HTTP header: visible ASCII characters only); set OLLAMA_API_KEY to the key "
@@ -128,7 +128,7 @@ def test_an_ollama_key_beyond_ascii_is_named_not_a_traceback(tmp_path):
 def test_a_certificate_file_that_cannot_be_read_is_named(tmp_path, runner, where, why):
     certificates = str(tmp_path / where)
     with Lab(tmp_path, n=2) as lab, FakeOpenAI(models=["m"]) as openai:
-        result = run_benchrun(*asking(lab, openai, runner), cwd=tmp_path, env={"SSL_CERT_FILE": certificates})
+        result = call_benchrun(*asking(lab, openai, runner), cwd=tmp_path, env={"SSL_CERT_FILE": certificates})
     line = (f"$SSL_CERT_FILE names '{certificates}', which cannot be read as CA certificates ({why}); unset "
             "SSL_CERT_FILE, or point it at a PEM file of certificates")
     assert (result.returncode, result.stderr) == (EXIT["usage"], f"benchrun: error: {line}\n")
@@ -213,7 +213,7 @@ def test_a_grade_written_as_a_whole_float_is_that_numbers_grade(tmp_path, grade,
 def test_an_ollama_host_is_read_as_ollamas_client_reads_it(tmp_path):
     with Lab(tmp_path, n=2) as lab:
         args = [arg for arg in lab.args() if not arg.startswith("runner.host=")]
-        result = run_benchrun(*args, cwd=tmp_path, env={"OLLAMA_HOST": f":{lab.server.port}"})
+        result = call_benchrun(*args, cwd=tmp_path, env={"OLLAMA_HOST": f":{lab.server.port}"})
         assert (result.returncode, result.stderr) == (EXIT["ok"], "")
         [run_dir] = lab.run_dirs()
     info = json.loads((run_dir / "run.json").read_text())

@@ -42,6 +42,7 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import signal
 import stat
 import zlib
@@ -200,8 +201,7 @@ PASTED = [  # where the key's value is given -> the file and key path named
 @pytest.mark.parametrize(("args", "key"), PASTED, ids=[row[1] + " " + row[0][-1][:20] for row in PASTED])
 def test_the_api_key_given_as_a_value_is_refused_before_anything_is_written(tmp_path, args, key):
     (tmp_path / "pasted.yml").write_text(f"runner_type: ollama\nmodel: {KEY}\n")
-    benchrun = run_benchrun if "-m" in args else call_benchrun
-    result = benchrun(*args, "dry_run=true", NO_SERVER, cwd=tmp_path, env={"OPENAI_API_KEY": KEY})
+    result = call_benchrun(*args, "dry_run=true", NO_SERVER, cwd=tmp_path, env={"OPENAI_API_KEY": KEY})
     assert (result.returncode, result.stderr, result.stdout) == (EXIT["usage"], (
         f"benchrun: error: in {key}: secrets are never taken from the config, where they would be archived "
         "(the value of $OPENAI_API_KEY); put an API key in an environment variable and name it with "
@@ -215,7 +215,7 @@ def test_the_api_key_given_as_a_value_is_refused_before_anything_is_written(tmp_
 ])
 def test_a_benchmark_holding_the_api_key_is_refused_without_naming_it(tmp_path, tasks, holder):
     """The manifest keeps the benchmark's text as written and is never masked: a key in it would be archived."""
-    result = run_benchrun("task.path=bench", NO_SERVER, f"outputs={tmp_path / 'outputs'}", cwd=write_bench(
+    result = call_benchrun("task.path=bench", NO_SERVER, f"outputs={tmp_path / 'outputs'}", cwd=write_bench(
         tmp_path, {"tasks.yml": tasks.replace("KEY", KEY)}).parent, env={"OPENAI_API_KEY": KEY})
     assert (result.returncode, result.stderr) == (EXIT["usage"], (
         f"benchrun: error: {holder} holds the value of $OPENAI_API_KEY, which the manifest would keep as written; "
@@ -422,18 +422,28 @@ def test_an_openai_model_list_nested_too_deep_is_one_line(tmp_path):
         "than Python can follow); runner.base_url is the API root, usually ending in /v1\n"))
 
 
-@pytest.mark.parametrize(("command", "name"), [("rescore", "run.lock"), ("resume", "run.lock"),
-                                               ("resume", "responses.jsonl")])
-def test_a_run_file_that_is_a_link_out_of_the_run_is_never_written_through(tmp_path, command, name):
-    with Lab(tmp_path, n=6) as lab:
+@pytest.fixture(scope="module")
+def killed_after_three(tmp_path_factory):
+    """A lab (its server up) and its run SIGKILLed after 3 of 6 answers; tests copy the run."""
+    with Lab(tmp_path_factory.mktemp("killed"), n=6) as lab:
         with lab.held_after(3, *lab.args()) as (proc, run_dir):
             lab.stop(proc, signal.SIGKILL, Outcome("killed"))
-        victim = tmp_path / "precious"
-        victim.write_bytes((run_dir / name).read_bytes())
-        before = victim.read_bytes()
-        (run_dir / name).unlink()
-        (run_dir / name).symlink_to(victim)
-        result = lab.call(command, str(run_dir), module="benchrun.audit")
+        yield lab, run_dir
+
+
+@pytest.mark.parametrize(("command", "name"), [("rescore", "run.lock"), ("resume", "run.lock"),
+                                               ("resume", "responses.jsonl")])
+def test_a_run_file_that_is_a_link_out_of_the_run_is_never_written_through(tmp_path, killed_after_three, command,
+                                                                            name):
+    lab, killed = killed_after_three
+    shutil.copytree(lab.root, tmp_path, dirs_exist_ok=True)
+    run_dir = tmp_path / killed.relative_to(lab.root)
+    victim = tmp_path / "precious"
+    victim.write_bytes((run_dir / name).read_bytes())
+    before = victim.read_bytes()
+    (run_dir / name).unlink()
+    (run_dir / name).symlink_to(victim)
+    result = call_benchrun(command, str(run_dir), cwd=tmp_path, module="benchrun.audit")
     assert (result.returncode, result.stderr) == (EXIT["archive"], (
         f"benchrun: error: in '{run_dir / name}': a symbolic link (to {victim}), where the run's own file belongs; "
         "benchrun never writes through one: put the file itself there\n"))

@@ -140,15 +140,28 @@ def _killed_sealing(lab: Lab) -> Path:
     return run_dir
 
 
-def test_a_run_killed_as_it_sealed_itself_is_sealed_by_resume_asking_nothing(tmp_path):
-    with Lab(tmp_path, n=4, latency_s=0) as lab:
-        run_dir = _killed_sealing(lab)
-        asked = len(lab.server.requests)
-        holder = json.loads((run_dir / "run.lock").read_text())
-        before = files_of(run_dir)
-        verified = audit(tmp_path, "verify", str(run_dir))
-        resumed = audit(tmp_path, "resume", str(run_dir))
-        assert len(lab.server.requests) == asked
+@pytest.fixture(scope="module")
+def killed_sealing(tmp_path_factory):
+    """A lab (its server up) and its run SIGKILLed as it sealed itself (`_killed_sealing`); tests copy the run."""
+    with Lab(tmp_path_factory.mktemp("sealing"), n=4, latency_s=0) as lab:
+        yield lab, _killed_sealing(lab)
+
+
+def killed_copy(killed, tmp_path: Path) -> tuple[Lab, Path]:
+    """The lab and a copy of its killed run in tmp_path (the lab's benchmark beside it)."""
+    lab, run_dir = killed
+    shutil.copytree(lab.root, tmp_path, dirs_exist_ok=True)
+    return lab, tmp_path / run_dir.relative_to(lab.root)
+
+
+def test_a_run_killed_as_it_sealed_itself_is_sealed_by_resume_asking_nothing(tmp_path, killed_sealing):
+    lab, run_dir = killed_copy(killed_sealing, tmp_path)
+    asked = len(lab.server.requests)
+    holder = json.loads((run_dir / "run.lock").read_text())
+    before = files_of(run_dir)
+    verified = audit(tmp_path, "verify", str(run_dir))
+    resumed = audit(tmp_path, "resume", str(run_dir))
+    assert len(lab.server.requests) == asked
     writer = f"pid {holder['pid']} on host {holder['host']} since {holder['since']}"
     assert (verified.returncode, verified.stdout.splitlines()[1]) == (EXIT["not_intact"], (
         "FAIL  seal.json: missing: the run ended (completed) but nothing covers run.json: its writer "
@@ -165,13 +178,12 @@ def test_a_run_killed_as_it_sealed_itself_is_sealed_by_resume_asking_nothing(tmp
     assert audit(tmp_path, "verify", str(run_dir)).returncode == EXIT["ok"]
 
 
-def test_a_run_killed_as_it_sealed_itself_then_edited_is_not_sealed(tmp_path):
-    with Lab(tmp_path, n=4, latency_s=0) as lab:
-        run_dir = _killed_sealing(lab)
-        scores = run_dir / "scores.jsonl"
-        scores.write_text(scores.read_text().replace('"times7":0', '"times7":1', 1))
-        before = files_of(run_dir)
-        resumed = audit(tmp_path, "resume", str(run_dir))
+def test_a_run_killed_as_it_sealed_itself_then_edited_is_not_sealed(tmp_path, killed_sealing):
+    _, run_dir = killed_copy(killed_sealing, tmp_path)
+    scores = run_dir / "scores.jsonl"
+    scores.write_text(scores.read_text().replace('"times7":0', '"times7":1', 1))
+    before = files_of(run_dir)
+    resumed = audit(tmp_path, "resume", str(run_dir))
     run_id = json.loads(before["run.json"])["run_id"]
     assert (resumed.returncode, resumed.stderr) == (EXIT["archive"], (
         f"benchrun: error: in {str(run_dir)!r}: scores.jsonl: line 4 is not the line written: run {run_id} "
@@ -326,20 +338,28 @@ def test_verify_of_an_interrupted_run_killed_as_it_sealed_itself_sends_it_to_be_
 
 # -- records.sha256 ending in what no writer leaves ------------------------------------------------------------------
 
-@pytest.mark.parametrize(("junk", "refused"), [(b"x" * 2000, True), (b"\0" * 40, True), (b"r 40efd4c5", False)])
-def test_a_last_digest_line_no_writer_leaves_is_refused_and_resume_force_drops_it(tmp_path, junk, refused):
-    with Lab(tmp_path, n=6, latency_s=0) as lab:
+@pytest.fixture(scope="module")
+def killed_after_three(tmp_path_factory):
+    """A lab (its server up) and its run killed after 3 of 6 answers; tests copy the run (`killed_copy`)."""
+    with Lab(tmp_path_factory.mktemp("killed"), n=6, latency_s=0) as lab:
         with lab.held_after(3, *lab.args()) as (proc, run_dir):
             proc.kill()
             proc.communicate()
-        line = (run_dir / "records.sha256").read_bytes().count(b"\n") + 1
-        start = (run_dir / "records.sha256").stat().st_size
-        with open(run_dir / "records.sha256", "ab") as digests:
-            digests.write(junk)
-        verified = audit(tmp_path, "verify", str(run_dir))
-        shown = audit(tmp_path, "show", str(run_dir))
-        resumed = lab.call("resume", str(run_dir), *(["--force"] if refused else []), module="benchrun.audit")
-        outcome = lab.judge(Outcome("junk"), run_dir)
+        yield lab, run_dir
+
+
+@pytest.mark.parametrize(("junk", "refused"), [(b"x" * 2000, True), (b"\0" * 40, True), (b"r 40efd4c5", False)])
+def test_a_last_digest_line_no_writer_leaves_is_refused_and_resume_force_drops_it(tmp_path, killed_after_three, junk,
+                                                                                   refused):
+    lab, run_dir = killed_copy(killed_after_three, tmp_path)
+    line = (run_dir / "records.sha256").read_bytes().count(b"\n") + 1
+    start = (run_dir / "records.sha256").stat().st_size
+    with open(run_dir / "records.sha256", "ab") as digests:
+        digests.write(junk)
+    verified = audit(tmp_path, "verify", str(run_dir))
+    shown = audit(tmp_path, "show", str(run_dir))
+    resumed = lab.call("resume", str(run_dir), *(["--force"] if refused else []), module="benchrun.audit")
+    outcome = lab.judge(Outcome("junk"), run_dir)
     crashed = (f": its last 40 bytes (from byte {start:,} on) are NUL bytes, which benchrun never writes: what a file "
                "system leaves of writes that a crash of the machine (power lost) kept from its disk; what was written "
                "there is gone: restore the file from a copy") if junk.startswith(b"\0") else ""  # pass 38
