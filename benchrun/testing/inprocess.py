@@ -6,7 +6,10 @@ newlines translated as text mode does. It calls the same entry point with the sa
 directory, and afterwards puts back what a command changes for its whole process: argv, the environment, the
 working directory, the signal handlers, the logging handlers Hydra installs, the credentials registered for
 scrubbing and the objects `gc.freeze` set aside. What only a real process shows (signals, crashes, the interpreter's
-own exit, hash seeds, imports) is left to subprocess tests.
+own exit, hash seeds, imports) is left to subprocess tests, and so is what a new interpreter starts with and a call
+here does not: the working directory first on sys.path (`python -m`), `TMPDIR` (which tempfile reads once), the
+default warnings filters (the suite's turn a warning into an error), and no module of a benchmark imported yet (an
+earlier call's stays in sys.modules).
 """
 
 from __future__ import annotations
