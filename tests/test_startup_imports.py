@@ -19,8 +19,9 @@ RUNNERS = {"ollama", "httpx", "rich.progress", "benchrun.execute.runners.base"}
 """The HTTP runners' libraries (httpx loads rich.progress for its command line)."""
 
 
-COMPILE_ONLY = {"benchrun.core.manifest", "benchrun.compiler.sources", "jsonschema", "hydra", "omegaconf", "yaml"}
-"""Needed to compile a benchmark, not to score its answers."""
+COMPILE_ONLY = {"benchrun.core.manifest", "benchrun.compiler.sources", "jsonschema", "hydra", "omegaconf", "yaml",
+                "pydantic"}
+"""Needed to compile a benchmark (pydantic: its models, and the records'), not to score its answers."""
 
 
 def imported(tmp_path, *args: str) -> set[str]:

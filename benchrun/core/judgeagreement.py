@@ -6,7 +6,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from benchrun.core.frozen import Frozen
-from benchrun.core.metricvalue import Tally
+from benchrun.core.metrictypes import Tally
 
 
 class ScorerAgreement(Frozen):

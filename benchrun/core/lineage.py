@@ -10,7 +10,7 @@ from pydantic import AfterValidator
 from benchrun.core.errors import ConfigError
 from benchrun.core.frozen import Frozen
 from benchrun.core.layout import Status
-from benchrun.core.metricvalue import Tally
+from benchrun.core.metrictypes import Tally
 from benchrun.core.recordvalues import Environment, History, Identity, RunId
 from benchrun.core.shards import Shard
 from benchrun.core.text import undecoded

@@ -1,11 +1,11 @@
-"""What a metric's value may be, wherever one enters or is read: a finite number of magnitude at most MAX_METRIC."""
+"""What a metric's value, a statistic and a count may be, wherever one enters or is read: a finite number of magnitude
+at most MAX_METRIC, a count of 0 to MAX_COUNT; checked here without pydantic, which the scorer process, checking each
+score, never loads (`core.metrictypes` gives these checks to the records' models)."""
 
 from __future__ import annotations
 
 import math
-from typing import Annotated, Any
-
-from pydantic import AfterValidator
+from typing import Any
 
 MAX_METRIC = 1e100
 """The largest magnitude a metric's value may have: its square, summed over a million samples and a thousand
@@ -29,27 +29,19 @@ def number_shown(value: int | float | str) -> str:
     return f"an integer of {digits:,} digits" if digits > 40 else str(value)
 
 
-def _bounded(value: int | float) -> int | float:
+def bounded(value: int | float) -> int | float:
+    """`value`, refused (ValueError) unless `in_bounds`."""
     if not in_bounds(value):
         raise ValueError(f"a metric's value is a finite number of magnitude at most {MAX_METRIC:g}, not "
                          f"{number_shown(value)}")
     return value
 
 
-MetricValue = Annotated[int | float, AfterValidator(_bounded)]
-"""A metric's value as scores.jsonl may hold it: what a scorer may give (benchrun.compiler.scoring.metrics), so a
-line edited to hold 1e308 or NaN is an invalid record where it is read, not an overflow in the statistics."""
-
-
-def _finite(value: float) -> float:
+def finite(value: float) -> float:
+    """`value`, refused (ValueError) unless finite: a statistic of bounded values."""
     if not math.isfinite(value):
         raise ValueError(f"{value} is no statistic of a run's scores (a finite number)")
     return value
-
-
-Statistic = Annotated[float, AfterValidator(_finite)]
-"""A mean, standard error or estimate in summary.json: what a tally of bounded values gives, finite (a NaN or an
-infinity written by a hand is refused where the file is read, never made into an interval)."""
 
 
 MAX_COUNT = 2**53 - 1
@@ -57,16 +49,14 @@ MAX_COUNT = 2**53 - 1
 keeps exactly, as a server's are taken (`execute.boundary.received`)."""
 
 
-def _tally(value: int) -> int:
+def tally(value: int) -> int:
+    """`value`, refused (ValueError) unless a count of 0 to MAX_COUNT."""
     if value < 0:
         raise ValueError(f"{value} is no number of answers (0 or more)")
     if value > MAX_COUNT:
         raise ValueError(f"{number_shown(value)} is no number of answers (0 to 2^53 - 1)")
     return value
 
-
-Tally = Annotated[int, AfterValidator(_tally)]
-"""A number of answers or samples in summary.json, run.json or rescore.json: 0 to MAX_COUNT."""
 
 
 def shares(line: Any) -> Any:

@@ -11,7 +11,8 @@ from benchrun.core.frozen import Frozen
 from benchrun.core.judgeagreement import JudgeAgreement
 from benchrun.core.layout import DigestedFile, Status
 from benchrun.core.lineage import Lineage, Merge
-from benchrun.core.metricvalue import MetricValue, Statistic, Tally, shares
+from benchrun.core.metrictypes import MetricValue, Statistic, Tally
+from benchrun.core.metricvalue import shares
 from benchrun.core.recordvalues import (
     Count,
     Environment,
