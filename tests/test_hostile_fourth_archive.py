@@ -52,6 +52,7 @@ import io
 import json
 import os
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -69,6 +70,25 @@ from tests.helpers.commands import audit, call_benchrun, make_run, manifest_ids
 from tests.helpers.judges import JUDGES, RESPONSE, TASKS
 
 JSONL_TASK = tasks_yml({"name": "add", "template": "what is {a}?", "values_file": "data/add.jsonl"})
+
+
+@pytest.fixture(scope="module")
+def lab_run(tmp_path_factory) -> tuple[Path, Path]:
+    """One run of a 2-sample lab, made once: the tests that take it each work in a copy of it
+    (`_copy_of_the_lab_run`), never in it."""
+    root = tmp_path_factory.mktemp("lab_run")
+    with Lab(root, n=2) as lab:
+        assert lab.call(*lab.args()).returncode == EXIT["ok"]
+        [run_dir] = lab.run_dirs()
+    return root, run_dir.relative_to(root)
+
+
+def _copy_of_the_lab_run(lab_run: tuple[Path, Path], tmp_path: Path) -> Path:
+    """A copy of the shared lab's folder (its benchmark and outputs) into tmp_path; returns the copied run's
+    directory."""
+    root, run_dir = lab_run
+    shutil.copytree(root, tmp_path, symlinks=True, dirs_exist_ok=True)
+    return tmp_path / run_dir
 
 
 def audit_call(cwd: Path, *args: str):
@@ -241,11 +261,9 @@ PIPED = {  # file made a named pipe -> command, and what it says (a manifest in 
 
 
 @pytest.mark.parametrize("case", list(PIPED))
-def test_an_archive_file_that_is_a_pipe_is_one_line(tmp_path, case):
+def test_an_archive_file_that_is_a_pipe_is_one_line(lab_run, tmp_path, case):
     name, command, said = PIPED[case]
-    with Lab(tmp_path, n=2) as lab:
-        assert lab.call(*lab.args()).returncode == EXIT["ok"]
-        [run_dir] = lab.run_dirs()
+    run_dir = _copy_of_the_lab_run(lab_run, tmp_path)
     run_id = load_run(run_dir).id
     pipe = _fifo_in_place(run_dir, name)
     result = audit(tmp_path, *command, str(run_dir))  # a process of its own: were it to wait on the pipe, it times out
@@ -253,10 +271,8 @@ def test_an_archive_file_that_is_a_pipe_is_one_line(tmp_path, case):
         EXIT["archive"], f"benchrun: error: {said.format(pipe=pipe, run_dir=run_dir, run_id=run_id)}\n")
 
 
-def test_verify_names_a_pipe_where_a_record_file_was_and_list_keeps_the_run(tmp_path):
-    with Lab(tmp_path, n=2) as lab:
-        assert lab.call(*lab.args()).returncode == EXIT["ok"]
-        [run_dir] = lab.run_dirs()
+def test_verify_names_a_pipe_where_a_record_file_was_and_list_keeps_the_run(lab_run, tmp_path):
+    run_dir = _copy_of_the_lab_run(lab_run, tmp_path)
     info = load_run(run_dir).info
     _fifo_in_place(run_dir, "scores.jsonl")
     result = audit_call(tmp_path, "verify", str(run_dir))
@@ -271,10 +287,8 @@ def test_verify_names_a_pipe_where_a_record_file_was_and_list_keeps_the_run(tmp_
                        "regular files")]
 
 
-def test_a_rescores_that_is_a_file_is_one_line(tmp_path):
-    with Lab(tmp_path, n=2) as lab:
-        assert lab.call(*lab.args()).returncode == EXIT["ok"]
-        [run_dir] = lab.run_dirs()
+def test_a_rescores_that_is_a_file_is_one_line(lab_run, tmp_path):
+    run_dir = _copy_of_the_lab_run(lab_run, tmp_path)
     (run_dir / "rescores").write_text("mine")
     result = audit_call(tmp_path, "rescore", str(run_dir))
     assert (result.returncode, result.stderr) == (EXIT["archive"], (
@@ -284,10 +298,8 @@ def test_a_rescores_that_is_a_file_is_one_line(tmp_path):
 
 
 @pytest.mark.parametrize("value, shown", [("1e308", "1e+308"), ("NaN", "nan"), ("1" + "0" * 146, "an integer of 147 digits")])
-def test_a_score_line_holding_what_no_scorer_can_give_is_refused_where_read(tmp_path, value, shown):
-    with Lab(tmp_path, n=2) as lab:
-        assert lab.call(*lab.args()).returncode == EXIT["ok"]
-        [run_dir] = lab.run_dirs()
+def test_a_score_line_holding_what_no_scorer_can_give_is_refused_where_read(lab_run, tmp_path, value, shown):
+    run_dir = _copy_of_the_lab_run(lab_run, tmp_path)
     scores = run_dir / "scores.jsonl"
     lines = scores.read_text().splitlines(keepends=True)
     lines[1] = re.sub(r'"times7":\s*\d+', f'"times7": {value}', lines[1])
@@ -342,10 +354,8 @@ def test_a_run_is_never_made_in_a_sweep_directory(tmp_path):
     assert [run.path for run in expand_runs(sweep)] == [Path(job) for job in jobs]
 
 
-def test_rescore_scorers_that_are_a_pipe_is_one_line(tmp_path):
-    with Lab(tmp_path, n=2) as lab:
-        assert lab.call(*lab.args()).returncode == EXIT["ok"]
-        [run_dir] = lab.run_dirs()
+def test_rescore_scorers_that_are_a_pipe_is_one_line(lab_run, tmp_path):
+    run_dir = _copy_of_the_lab_run(lab_run, tmp_path)
     _pipe(tmp_path / "mine.py")
     result = audit_call(tmp_path, "rescore", str(run_dir), "--scorers", "mine.py")
     assert (result.returncode, result.stderr) == (EXIT["usage"], (
@@ -409,10 +419,8 @@ def test_cache_of_what_is_no_cache_says_what_is_there(tmp_path, case):
             f"benchrun: error: --cache-dir: {found} is {kind}, where the response cache's {what} belongs\n"))
 
 
-def test_rescore_refuses_records_that_do_not_verify_unless_forced(tmp_path):
-    with Lab(tmp_path, n=2) as lab:
-        assert lab.call(*lab.args()).returncode == EXIT["ok"]
-        [run_dir] = lab.run_dirs()
+def test_rescore_refuses_records_that_do_not_verify_unless_forced(lab_run, tmp_path):
+    run_dir = _copy_of_the_lab_run(lab_run, tmp_path)
     responses = run_dir / "responses.jsonl"
     responses.write_text(responses.read_text().replace('{\\"answer\\": 0}', '{\\"answer\\": 7}', 1))
     refused = audit_call(tmp_path, "rescore", str(run_dir))

@@ -6,6 +6,7 @@ grades by rule (benchrun.testing.oracle's verdict), or a broken one."""
 from __future__ import annotations
 
 import json
+import shutil
 from dataclasses import replace
 from pathlib import Path
 
@@ -45,10 +46,27 @@ def judge_requests(server: FakeOllama) -> list[dict]:
     return [r for r in server.requests if r["path"] == "/api/chat" and r["model"].startswith("qwen2.5")]
 
 
-def test_a_judge_grades_every_answer_and_each_call_is_archived(tmp_path, server):
-    result = run(tmp_path, server, "cache=false")
+@pytest.fixture(scope="module")
+def judged_run(tmp_path_factory):
+    """A judged run (cache=false) made once, its server then stopped: the tests that take it each work in a copy of
+    it (`_copy_of_the_judged_run`), never in it."""
+    root = tmp_path_factory.mktemp("judged_run")
+    with FakeOllama(models=["llama3.2", "qwen2.5"], responder=answer) as server:
+        result = run(root, server, "cache=false")
+    return root, result, judge_requests(server), run_dir_of(result.stdout).relative_to(root)
+
+
+def _copy_of_the_judged_run(judged_run, tmp_path: Path):
+    """A copy of the shared judged run's folder (its benchmark and outputs) into tmp_path: the run's result, the judge
+    requests its server took, and the copied run's directory."""
+    root, result, requests, run_dir = judged_run
+    shutil.copytree(root, tmp_path, symlinks=True, dirs_exist_ok=True)
+    return result, requests, tmp_path / run_dir
+
+
+def test_a_judge_grades_every_answer_and_each_call_is_archived(judged_run, tmp_path):
+    result, requests, run_dir = _copy_of_the_judged_run(judged_run, tmp_path)
     assert result.returncode == EXIT["ok"], result.stderr
-    run_dir = run_dir_of(result.stdout)
     scores = {(s["id"], s["scorer"]): s["metrics"] for s in read_jsonl(run_dir / "scores.jsonl")}
     assert [scores[f"symbol:symb={s}", "names"] for s in "@$#"] == [{"names": 1}, {"names": 1}, {"names": 0}]
     calls = read_jsonl(run_dir / "judgements.jsonl")
@@ -59,7 +77,7 @@ def test_a_judge_grades_every_answer_and_each_call_is_archived(tmp_path, server)
         "Question: \n```prompt\nwhat is the name for the following symbol? #\n```\nAnswer: \n```response\n"
         '{"answer": "hash"}\n```\nReference: \n```reference\npound\n```\nDoes the answer name the reference?\n')}]
     assert calls[2]["reply"] == '{"verdict": "wrong"}'
-    [sent] = [r for r in judge_requests(server) if r["messages"] == calls[2]["messages"]]
+    [sent] = [r for r in requests if r["messages"] == calls[2]["messages"]]
     assert (sent["options"], sent["format"]["title"]) == ({"temperature": 0, "seed": 0}, "Verdict")
     info = json.loads((run_dir / "run.json").read_text())
     assert info["judge"]["identity"]["digest"] == fake_digest("qwen2.5")
@@ -87,8 +105,8 @@ def test_the_manifest_pins_the_rubric_the_format_and_the_judge_model(tmp_path, c
     assert len(ids) == 4, "another judge model, its options or another rubric is another manifest"
 
 
-def test_verify_names_an_edited_judgement(tmp_path, server):
-    run_dir = run_dir_of(run(tmp_path, server, "cache=false").stdout)
+def test_verify_names_an_edited_judgement(judged_run, tmp_path):
+    _, _, run_dir = _copy_of_the_judged_run(judged_run, tmp_path)
     path = run_dir / "judgements.jsonl"
     lines = path.read_text().splitlines(keepends=True)
     lines[1] = lines[1].replace('"grade":"right"', '"grade":"wrong"')
@@ -109,9 +127,8 @@ def test_an_identical_run_takes_the_judges_replies_from_the_cache(tmp_path, serv
     assert sorted(judged) == ['{"verdict": "right"}', '{"verdict": "right"}', '{"verdict": "wrong"}']
 
 
-def test_a_rescore_regrades_from_the_archived_judgements_with_the_server_gone(tmp_path):
-    with FakeOllama(models=["llama3.2", "qwen2.5"], responder=answer) as server:
-        run_dir = run_dir_of(run(tmp_path, server, "cache=false").stdout)
+def test_a_rescore_regrades_from_the_archived_judgements_with_the_server_gone(judged_run, tmp_path):
+    _, _, run_dir = _copy_of_the_judged_run(judged_run, tmp_path)  # its server stopped when the run was made
     rescored = call_benchrun("rescore", str(run_dir), "--json", cwd=tmp_path, module="benchrun.audit")
     assert rescored.returncode == EXIT["ok"], rescored.stderr
     scores = read_jsonl(Path(json.loads(rescored.stdout)["dir"]) / "scores.jsonl")
