@@ -22,7 +22,7 @@ from benchrun.core.errors import EXIT
 from benchrun.testing.small_disk import can_mount, read_only
 from tests.helpers.archives import reseal, synthetic_run
 from tests.helpers.benchfiles import task, tasks_yml, write_bench
-from tests.helpers.commands import call_benchrun, run_benchrun
+from tests.helpers.commands import call_benchrun
 from tests.helpers.sqlitefile import rows
 
 NEEDS_MOUNT = pytest.mark.skipif(not can_mount(), reason="a read-only file system is mounted for it (needs root)")
@@ -212,7 +212,7 @@ def test_a_run_on_a_read_only_file_system(tmp_path):
     place = tmp_path / "ro"
     place.mkdir()
     with read_only(place):
-        result = run_benchrun(NO_SERVER, f"outputs={place / 'outputs'}", cwd=tmp_path)
+        result = call_benchrun(NO_SERVER, f"outputs={place / 'outputs'}", cwd=tmp_path)
     assert (result.returncode, list(place.iterdir())) == (EXIT["archive"], [])
     assert re.fullmatch(f"benchrun: error: the run directory {re.escape(str(place))}/outputs/\\S+ \\(hydra.run.dir, made "
                         f"of outputs= unless given\\) cannot be made: read-only file system: "

@@ -121,7 +121,7 @@ def test_what_a_benchmark_file_prints_at_import_is_taken_as_a_program_prints_it_
     write_bench(tmp_path, {"tasks.yml": "- name: t\n  template: 'say {a}'\n  values: {a: [1]}\n  reference: ['1']\n"
                                         "  scorer: s\n",
                            "custom_scorer.py": f"{printing}\n\ndef s(response, reference):\n    return 1\n"})
-    done = run_benchrun("task.path=bench", "runner.host=http://127.0.0.1:9", "outputs=outputs", cwd=tmp_path)
+    done = call_benchrun("task.path=bench", "runner.host=http://127.0.0.1:9", "outputs=outputs", cwd=tmp_path)
     assert (done.returncode, done.stderr) == (EXIT["runner"], UNREACHABLE)
     [log] = (tmp_path / "outputs").glob("*/*/benchrun.log")
     assert log.read_text(encoding="utf-8").split(" - ", 1)[1] == (
@@ -138,6 +138,7 @@ def test_a_benchmark_file_quieting_or_closing_its_standard_output_at_import_is_n
     write_bench(tmp_path, {"tasks.yml": "- name: t\n  template: 'say {a}'\n  values: {a: [1]}\n  reference: ['1']\n"
                                         "  scorer: s\n",
                            "custom_scorer.py": f"{quieting}\n\ndef s(response, reference):\n    return 1\n"})
+    # a process: in pytest's own, the file's unclosed sys.stdout = open(os.devnull) is a ResourceWarning (an error)
     done = run_benchrun("task.path=bench", "runner.host=http://127.0.0.1:9", "outputs=outputs", cwd=tmp_path)
     assert (done.returncode, done.stderr) == (EXIT["runner"], UNREACHABLE)
 

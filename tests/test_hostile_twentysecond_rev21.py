@@ -41,7 +41,7 @@ from benchrun.core.records import ResponseRecord
 from benchrun.testing.ollama_server import ChatRequest
 from tests.helpers.archives import read_jsonl
 from tests.helpers.benchfiles import write_bench
-from tests.helpers.commands import call_benchrun, make_run, run_benchrun
+from tests.helpers.commands import call_benchrun, make_run
 from tests.helpers.scoredruns import TEXT, scored
 
 
@@ -130,12 +130,12 @@ def test_a_runner_file_giving_its_type_by_both_names_is_refused(tmp_path):
     dropped unsaid."""
     (tmp_path / "runner.yml").write_text("runner_type: openai\ntype: ollama\nmodel: llama3.2\n")
     for given in ([], ["runner=openai"]):  # the second was said of runner_type ollama, the file's later line
-        done = run_benchrun("runner_file=runner.yml", *given, "dry_run=true", cwd=tmp_path)
+        done = call_benchrun("runner_file=runner.yml", *given, "dry_run=true", cwd=tmp_path)
         assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
             "benchrun: error: in 'runner.yml': runner_type and type: one key given twice, with other values (type is "
             "benchrun's name for runner_type, and one would be taken unsaid); give one\n"))
     (tmp_path / "runner.yml").write_text("runner_type: ollama\ntype: ollama\nmodel: llama3.2\n")
-    assert run_benchrun("runner_file=runner.yml", "dry_run=true", cwd=tmp_path).returncode == EXIT["ok"]
+    assert call_benchrun("runner_file=runner.yml", "dry_run=true", cwd=tmp_path).returncode == EXIT["ok"]
 
 
 ITEMS = '{"id": "q1", "a": 10, "b": 20, "reference": 30}\n{"id": "q2", "a": 4, "b": 5, "reference": 9}\n'

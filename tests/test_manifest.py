@@ -19,7 +19,7 @@ from benchrun.core.errors import EXIT
 from benchrun.core.manifest import canonical_json
 from benchrun.core.resources import demos_dir, schemas_dir
 from tests.helpers.archives import validator
-from tests.helpers.commands import manifest_ids, run_benchrun
+from tests.helpers.commands import call_benchrun, manifest_ids, run_benchrun
 
 LISTBENCH = demos_dir() / "listbench"
 
@@ -160,7 +160,7 @@ def test_wheel_ships_conf_schemas_and_demos(tmp_path):
     assert where.stdout.split() == [str(data / "conf"), str(data / "schemas")]
     result = run_benchrun("dry_run=true", cwd=elsewhere, env=env)
     assert result.returncode == EXIT["ok"], result.stderr
-    in_checkout = run_benchrun("dry_run=true", cwd=repo)
+    in_checkout = call_benchrun("dry_run=true", cwd=repo)
     assert manifest_ids(result.stdout) == manifest_ids(in_checkout.stdout)
 
 

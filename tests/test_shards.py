@@ -4,20 +4,41 @@
 from __future__ import annotations
 
 import json
+import shutil
+
+import pytest
 
 from benchrun.core.errors import EXIT
 from benchrun.testing.ollama_server import FakeOllama, fake_digest
 from tests.helpers.answers import LISTBENCH_SUMMARY, listbench_answer
 from tests.helpers.archives import read_jsonl, summary_of
+from tests.helpers.auditcli import audit
 from tests.helpers.benchfiles import write_bench
-from tests.helpers.commands import audit, call_benchrun, run_dir_of, run_in_process, squeezed, sweep_dir_of
+from tests.helpers.commands import call_benchrun, run_dir_of, run_in_process, squeezed, sweep_dir_of
 from tests.helpers.faults import DiesAfter
 from tests.helpers.judges import JUDGES, RESPONSE, TASKS, answer
 
 
-def test_shards_are_disjoint_parts_of_one_manifest_that_together_are_the_whole(tmp_path):
-    whole = run_in_process(tmp_path, "whole")
-    parts = [run_in_process(tmp_path, f"part{i}", f"shard={i}/3") for i in (1, 2, 3)]
+@pytest.fixture(scope="module")
+def made(tmp_path_factory):
+    """The unsplit run (outputs/whole) and its three shards (outputs/part1..3), made once; tests take a copy."""
+    root = tmp_path_factory.mktemp("thirds")
+    run_in_process(root, "whole")
+    for i in (1, 2, 3):
+        run_in_process(root, f"part{i}", f"shard={i}/3")
+    return root / "outputs"
+
+
+def _copied(made, tmp_path, *names, to=None):
+    """Copies of the shared runs `names` in tmp_path/outputs (under the names `to`, or their own), as
+    run_in_process(tmp_path, name, ...) makes them."""
+    for name, copy in zip(names, to or names):
+        shutil.copytree(made / name, tmp_path / "outputs" / copy)
+    return [tmp_path / "outputs" / copy for copy in to or names]
+
+
+def test_shards_are_disjoint_parts_of_one_manifest_that_together_are_the_whole(tmp_path, made):
+    whole, *parts = _copied(made, tmp_path, "whole", "part1", "part2", "part3")
     manifest = json.loads((whole / "manifest.json").read_text())
     order = [sample["id"] for sample in manifest["samples"]]
     infos = [json.loads((part / "run.json").read_text()) for part in parts]
@@ -59,9 +80,8 @@ def _lines(run_dir, name, *keys):
     return [tuple(line.get(key) for key in keys) for line in read_jsonl(run_dir / name)]
 
 
-def test_merged_shards_are_the_unsplit_run_record_for_record_and_verify(tmp_path):
-    whole = run_in_process(tmp_path, "whole")
-    parts = [run_in_process(tmp_path, f"part{i}", f"shard={i}/3") for i in (3, 1, 2)]
+def test_merged_shards_are_the_unsplit_run_record_for_record_and_verify(tmp_path, made):
+    whole, *parts = _copied(made, tmp_path, "whole", "part3", "part1", "part2")
     into = tmp_path / "merged"
     result = audit(tmp_path, "merge", *map(str, parts), "--into", str(into))
     assert result.returncode == EXIT["ok"], result.stderr
@@ -107,13 +127,12 @@ def test_merged_shards_are_the_unsplit_run_record_for_record_and_verify(tmp_path
         assert audit(tmp_path, "verify", str(part)).returncode == EXIT["ok"]
 
 
-def test_shards_that_overlap_miss_a_part_or_do_not_match_are_refused_with_nothing_written(tmp_path):
+def test_shards_that_overlap_miss_a_part_or_do_not_match_are_refused_with_nothing_written(tmp_path, made):
     one, two = (run_in_process(tmp_path, f"part{i}", f"shard={i}/2") for i in (1, 2))
     again = run_in_process(tmp_path, "again", "shard=2/2")
     other_model = run_in_process(tmp_path, "gemma", "shard=2/2", "runner.model=gemma3")
     warmer = run_in_process(tmp_path, "warm", "shard=2/2", "runner.options.temperature=0.5")
-    thirds = run_in_process(tmp_path, "thirds", "shard=2/3")
-    whole = run_in_process(tmp_path, "whole")
+    thirds, whole = _copied(made, tmp_path, "part2", "whole", to=["thirds", "whole"])  # shard=2/3, and unsplit
     ids = {p.name: json.loads((p / "run.json").read_text())["run_id"] for p in
            (one, two, again, other_model, warmer, thirds, whole)}
     digest = {m: fake_digest(m)[:12] for m in ("llama3.2", "gemma3")}
@@ -136,10 +155,8 @@ def test_shards_that_overlap_miss_a_part_or_do_not_match_are_refused_with_nothin
         assert not into.exists()
 
 
-def test_a_partial_merge_is_recorded_and_resume_asks_the_rest(tmp_path):
-    whole = run_in_process(tmp_path, "whole")
-    one = run_in_process(tmp_path, "part1", "shard=1/3")
-    three = run_in_process(tmp_path, "part3", "shard=3/3")
+def test_a_partial_merge_is_recorded_and_resume_asks_the_rest(tmp_path, made):
+    whole, one, three = _copied(made, tmp_path, "whole", "part1", "part3")
     into = tmp_path / "merged"
     result = audit(tmp_path, "merge", str(one), str(three), "--into", str(into), "--partial")
     assert result.returncode == EXIT["ok"], result.stderr
