@@ -70,7 +70,8 @@ from benchrun.execute.runners.localadvice import LocalAdvice
 from benchrun.testing.inprocess import child_env
 from benchrun.testing.ollama_server import FakeOllama
 from tests.helpers.archives import replace_manifest, reseal, synthetic_run
-from tests.helpers.commands import audit, call_benchrun, run_dir_of, run_in_process
+from tests.helpers.auditcli import audit
+from tests.helpers.commands import call_benchrun, run_dir_of, run_in_process
 from tests.helpers.helperbench import helper_bench_run
 
 NOT_UTF8_HOME = os.fsdecode(b"/tmp/h\xff")

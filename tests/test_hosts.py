@@ -15,7 +15,8 @@ from benchrun.testing.ollama_server import FakeOllama, Reply, fake_digest
 from benchrun.testing.openai_server import FakeOpenAI
 from tests.helpers.answers import LISTBENCH_SUMMARY, listbench_answer
 from tests.helpers.archives import read_jsonl, summary_of
-from tests.helpers.commands import audit, call_benchrun, run_dir_of, squeezed
+from tests.helpers.auditcli import audit
+from tests.helpers.commands import call_benchrun, run_dir_of, squeezed
 from tests.helpers.faults import DiesAfter
 
 QUICK = ("cache=false", "runner.backoff_s=0")

@@ -192,7 +192,9 @@ QUERY_OVERRIDES = [
 @pytest.mark.parametrize(("args", "key", "name"), QUERY_OVERRIDES, ids=[" ".join(row[0]) for row in QUERY_OVERRIDES])
 def test_a_credential_in_a_url_query_on_the_command_line_is_refused(tmp_path, args, key, name):
     flags = [arg for arg in args if arg == "-m"]
-    result = run_benchrun(*flags, "dry_run=true", *[a for a in args if a != "-m"], cwd=tmp_path)
+    # the first row as a real process (the module's promise for the command line), the others in this process
+    benchrun = run_benchrun if args == QUERY_OVERRIDES[0][0] else call_benchrun
+    result = benchrun(*flags, "dry_run=true", *[a for a in args if a != "-m"], cwd=tmp_path)
     assert_refused(tmp_path, result, key, name)
 
 

@@ -17,7 +17,7 @@ from benchrun.core.errors import EXIT, ConfigError
 from benchrun.core.resources import conf_dir
 from benchrun.testing.ollama_server import FakeOllama
 from tests.helpers.answers import listbench_answer
-from tests.helpers.commands import bench_run, run_benchrun, sweep_dir_of
+from tests.helpers.commands import bench_run, call_benchrun, sweep_dir_of
 
 
 @pytest.mark.parametrize(("settings", "model", "expected", "directory"), [
@@ -145,7 +145,7 @@ def test_a_model_preset_sets_its_runner_and_says_so(compose_cfg):
 
 
 def test_a_preset_for_another_runner_exits_2_in_one_line(tmp_path):
-    result = run_benchrun("runner=local", "model=llama3.2", f"outputs={tmp_path / 'outputs'}", cwd=tmp_path)
+    result = call_benchrun("runner=local", "model=llama3.2", f"outputs={tmp_path / 'outputs'}", cwd=tmp_path)
     assert (result.returncode, result.stdout) == (EXIT["usage"], "")
     assert result.stderr == ("benchrun: error: in 'config': model=llama3.2 is a preset for runner=ollama, not "
                              "runner=local: leave it out and name the model with runner.model\n")
