@@ -65,7 +65,7 @@ from benchrun.testing.inprocess import child_env, cli
 from benchrun.testing.ollama_server import FakeOllama, fake_digest
 from benchrun.testing.small_disk import can_mount, fill, small_disk
 from tests.helpers.answers import listbench_answer
-from tests.helpers.archives import another_run, replace_manifest, reseal, synthetic_run
+from tests.helpers.archives import DEAD_WRITER, another_run, replace_manifest, reseal, synthetic_run
 from tests.helpers.benchfiles import write_bench
 from tests.helpers.commands import run_dir_of
 from tests.helpers.judges import JUDGES, RESPONSE, TASKS, answer
@@ -279,9 +279,10 @@ def test_retry_of_a_run_being_written_says_to_wait_not_to_resume_it(tmp_path):
             retry_run(load_run(run_dir))
     finally:
         lock.release()
+    took = f"pid {DEAD_WRITER['pid']} on host {DEAD_WRITER['host']} since {DEAD_WRITER['since']}"  # its lock's note
     assert str(refused.value) == (f"in '{run_dir}': run 555555555555 is running: it has not finished; it is being "
-                                  f"written (pid {os.getpid()} on host {host_name()} since {note['since']}): "
-                                  "retry it once it has ended")
+                                  f"written (pid {os.getpid()} on host {host_name()} since {note['since']}, which "
+                                  f"took the run over from {took}): retry it once it has ended")
 
 
 # -- a resume the disk refuses ---------------------------------------------------------------------------------------
